@@ -1,0 +1,68 @@
+"""The table layout that `lancelot-index` writes and `lancelot` reads.
+
+A row is one chunk of one document. Tables written by other tools (AnythingLLM) are read too: their
+source lives in `chunkSource` or `docSource` instead of `path`.
+"""
+
+from __future__ import annotations
+
+DEFAULT_TABLE = "documents"
+DEFAULT_TEXT_COLUMN = "text"
+DEFAULT_CHUNK_SIZE = 1200
+
+# Columns written by lancelot-index, in table order.
+ID = "id"
+PATH = "path"
+TITLE = "title"
+HEADING = "heading"
+TEXT = "text"
+TEXT_HASH = "text_hash"
+VECTOR = "vector"
+
+INDEXER_COLUMNS: tuple[str, ...] = (ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH)
+
+# Where a hit's source comes from: the first of these columns that is non-empty. The first two are
+# what AnythingLLM writes; `path` is ours.
+SOURCE_COLUMNS: tuple[str, ...] = ("chunkSource", "docSource", PATH)
+
+# Column names that hold embeddings in the layouts we read.
+VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
+
+# Bumped when the meaning of a column or metadata key changes.
+LAYOUT_VERSION = "1"
+
+# Keys stamped into the table's schema metadata by the indexer (bytes keys, as Arrow stores them).
+META_LAYOUT_VERSION = "lancelot.layout_version"
+META_INDEXER_VERSION = "lancelot.indexer_version"
+META_CHUNK_SIZE = "lancelot.chunk_size"
+META_INDEXED_AT = "lancelot.indexed_at"
+META_EMBEDDING_MODEL = "lancelot.embedding_model"
+META_VECTOR_WIDTH = "lancelot.vector_width"
+META_EMBEDDING_HOST = "lancelot.embedding_host"
+
+METADATA_KEYS: tuple[str, ...] = (
+    META_LAYOUT_VERSION,
+    META_INDEXER_VERSION,
+    META_CHUNK_SIZE,
+    META_INDEXED_AT,
+    META_EMBEDDING_MODEL,
+    META_VECTOR_WIDTH,
+    META_EMBEDDING_HOST,
+)
+
+
+def chunk_id(relative_path: str, number: int) -> str:
+    """The id of a chunk: its document's relative path and its 0-based chunk number."""
+    return f"{relative_path}#{number}"
+
+
+def decode_metadata(raw: dict[bytes, bytes] | None) -> dict[str, str]:
+    """Lancelot's own keys from an Arrow schema's metadata, as text, without the prefix."""
+    if not raw:
+        return {}
+    found: dict[str, str] = {}
+    for key in METADATA_KEYS:
+        value = raw.get(key.encode())
+        if value is not None:
+            found[key.removeprefix("lancelot.")] = value.decode("utf-8", "replace")
+    return found

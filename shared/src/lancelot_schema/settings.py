@@ -1,0 +1,121 @@
+"""Settings resolution: the environment, then the stored settings, then the defaults.
+
+Entry points call `resolve()` once and pass the frozen `Settings` down; nothing else reads the
+environment. A value that is empty or only whitespace counts as unset at every level.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from lancelot_schema.layout import DEFAULT_TABLE, DEFAULT_TEXT_COLUMN
+
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+
+# Every setting, by its environment name, with its default (None: no default).
+DEFAULTS: dict[str, str | None] = {
+    "LANCEDB_PATH": None,
+    "LANCEDB_TABLE": DEFAULT_TABLE,
+    "LANCEDB_TEXT_COLUMN": DEFAULT_TEXT_COLUMN,
+    "OPENAI_API_KEY": None,
+    "OPENAI_BASE_URL": None,
+    "EMBEDDING_MODEL": DEFAULT_EMBEDDING_MODEL,
+    "LANCELOT_ALLOWED_ORIGINS": None,
+    "LANCELOT_ALLOWED_HOSTS": None,
+    "LANCELOT_BASE_PATH": None,
+}
+
+# The settings that lancelot-init may store (the key is stored apart from the others, as a secret).
+STORABLE = ("LANCEDB_PATH", "LANCEDB_TABLE", "OPENAI_API_KEY")
+
+Origin = Literal["environment", "stored", "default", "unset"]
+
+
+def _clean(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None
+
+
+def _split_list(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = tuple(item.strip() for item in value.split(","))
+    return tuple(item for item in items if item)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings. `origins` says where each one came from; the API key is never in repr."""
+
+    db_path: str | None
+    table: str
+    text_column: str
+    api_key: str | None = field(repr=False)
+    base_url: str | None
+    embedding_model: str
+    allowed_origins: tuple[str, ...] | None
+    allowed_hosts: tuple[str, ...] | None
+    base_path: str | None
+    origins: Mapping[str, Origin] = field(default_factory=dict, compare=False)
+
+    @property
+    def has_api_key(self) -> bool:
+        return self.api_key is not None
+
+
+def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None) -> Settings:
+    """Resolve every setting from `environ` (usually `os.environ`), then `stored`, then defaults."""
+    stored = stored or {}
+    values: dict[str, str | None] = {}
+    origins: dict[str, Origin] = {}
+    for name, default in DEFAULTS.items():
+        env_value = _clean(environ.get(name))
+        stored_value = _clean(stored.get(name))
+        if env_value is not None:
+            values[name], origins[name] = env_value, "environment"
+        elif stored_value is not None:
+            values[name], origins[name] = stored_value, "stored"
+        elif default is not None:
+            values[name], origins[name] = default, "default"
+        else:
+            values[name], origins[name] = None, "unset"
+    db_path = values["LANCEDB_PATH"]
+    return Settings(
+        db_path=str(Path(db_path).expanduser()) if db_path else None,
+        table=values["LANCEDB_TABLE"] or DEFAULT_TABLE,
+        text_column=values["LANCEDB_TEXT_COLUMN"] or DEFAULT_TEXT_COLUMN,
+        api_key=values["OPENAI_API_KEY"],
+        base_url=values["OPENAI_BASE_URL"],
+        embedding_model=values["EMBEDDING_MODEL"] or DEFAULT_EMBEDDING_MODEL,
+        allowed_origins=_split_list(values["LANCELOT_ALLOWED_ORIGINS"]),
+        allowed_hosts=_split_list(values["LANCELOT_ALLOWED_HOSTS"]),
+        base_path=values["LANCELOT_BASE_PATH"],
+        origins=origins,
+    )
+
+
+def on_lambda(environ: Mapping[str, str]) -> bool:
+    """True inside AWS Lambda, where only /tmp is writable."""
+    return bool(_clean(environ.get("AWS_LAMBDA_FUNCTION_NAME")))
+
+
+def config_dir(environ: Mapping[str, str]) -> Path:
+    """Where Lancelot keeps its own settings: the per-user config directory, or /tmp on Lambda.
+
+    Never the database folder: the server must not write there, and a database may be shared.
+    """
+    if on_lambda(environ):
+        return Path("/tmp/lancelot")  # noqa: S108 - Lambda's only writable place
+    import platformdirs
+
+    xdg = _clean(environ.get("XDG_CONFIG_HOME"))
+    if xdg is not None and sys.platform.startswith("linux"):
+        # platformdirs reads os.environ itself; honour the mapping we were given instead.
+        return Path(xdg) / "lancelot"
+    return Path(platformdirs.user_config_dir("lancelot", appauthor=False))

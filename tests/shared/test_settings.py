@@ -1,0 +1,107 @@
+from pathlib import Path
+
+import pytest
+
+from lancelot_schema import settings, stored
+from lancelot_schema.settings import config_dir, resolve
+
+
+def test_defaults_apply_when_nothing_is_set():
+    s = resolve({}, {})
+    assert s.db_path is None
+    assert s.table == "documents"
+    assert s.text_column == "text"
+    assert s.embedding_model == "text-embedding-3-small"
+    assert s.api_key is None and not s.has_api_key
+    assert s.allowed_origins is None and s.allowed_hosts is None and s.base_path is None
+    assert s.origins["LANCEDB_TABLE"] == "default"
+    assert s.origins["LANCEDB_PATH"] == "unset"
+
+
+def test_environment_wins_over_stored_and_stored_over_default():
+    env = {"LANCEDB_PATH": "/env/db"}
+    kept = {"LANCEDB_PATH": "/stored/db", "LANCEDB_TABLE": "kept", "OPENAI_API_KEY": "sk-stored"}
+    s = resolve(env, kept)
+    assert s.db_path == "/env/db"
+    assert s.origins["LANCEDB_PATH"] == "environment"
+    assert s.table == "kept"
+    assert s.origins["LANCEDB_TABLE"] == "stored"
+    assert s.api_key == "sk-stored"
+    assert s.text_column == "text"
+    assert s.origins["LANCEDB_TEXT_COLUMN"] == "default"
+
+
+@pytest.mark.parametrize("blank", ["", " ", "\t\n "])
+def test_blank_environment_values_count_as_unset(blank):
+    s = resolve({"LANCEDB_PATH": blank, "LANCEDB_TABLE": blank, "OPENAI_API_KEY": blank}, {"LANCEDB_PATH": "/kept"})
+    assert s.db_path == "/kept"
+    assert s.table == "documents"
+    assert s.api_key is None
+
+
+def test_blank_stored_values_count_as_unset():
+    s = resolve({}, {"LANCEDB_TABLE": "  ", "OPENAI_API_KEY": ""})
+    assert s.table == "documents"
+    assert s.origins["LANCEDB_TABLE"] == "default"
+    assert s.api_key is None
+
+
+def test_values_are_trimmed_and_lists_split():
+    s = resolve(
+        {
+            "LANCEDB_TABLE": "  docs  ",
+            "LANCELOT_ALLOWED_ORIGINS": "https://a.example, https://b.example ,,",
+            "LANCELOT_ALLOWED_HOSTS": "example.com:8080",
+        }
+    )
+    assert s.table == "docs"
+    assert s.allowed_origins == ("https://a.example", "https://b.example")
+    assert s.allowed_hosts == ("example.com:8080",)
+
+
+def test_db_path_expands_the_home_directory(monkeypatch):
+    monkeypatch.setenv("HOME", "/home/someone")
+    assert resolve({"LANCEDB_PATH": "~/db"}).db_path == "/home/someone/db"
+
+
+def test_api_key_never_appears_in_repr():
+    s = resolve({"OPENAI_API_KEY": "sk-secret-value"})
+    assert "sk-secret-value" not in repr(s)
+
+
+def test_every_documented_name_has_a_default_entry():
+    assert set(settings.DEFAULTS) == {
+        "LANCEDB_PATH",
+        "LANCEDB_TABLE",
+        "LANCEDB_TEXT_COLUMN",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "EMBEDDING_MODEL",
+        "LANCELOT_ALLOWED_ORIGINS",
+        "LANCELOT_ALLOWED_HOSTS",
+        "LANCELOT_BASE_PATH",
+    }
+
+
+def test_config_dir_follows_xdg_and_never_the_database(tmp_path):
+    assert config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "lancelot"
+
+
+def test_config_dir_is_under_tmp_on_lambda():
+    assert config_dir({"AWS_LAMBDA_FUNCTION_NAME": "fn", "XDG_CONFIG_HOME": "/x"}) == Path("/tmp/lancelot")
+
+
+def test_stored_settings_round_trip_and_missing_file_is_empty(tmp_path):
+    assert stored.load(tmp_path) == {}
+    stored.settings_path(tmp_path).write_text('{"LANCEDB_PATH": "/db", "n": 3}', encoding="utf-8")
+    assert stored.load(tmp_path) == {"LANCEDB_PATH": "/db"}
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
+def test_damaged_stored_settings_name_the_file_and_the_fix(tmp_path, content):
+    path = stored.settings_path(tmp_path)
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(stored.StoredSettingsError) as caught:
+        stored.load(tmp_path)
+    assert str(path) in str(caught.value)
+    assert "lancelot-init --forget" in str(caught.value)
