@@ -1,0 +1,232 @@
+"""The checks every HTTP request passes before the MCP SDK sees it, in `lancelot --http` and on Lambda.
+
+A small pure ASGI layer, so both transports apply exactly the same rules, in this order:
+
+    path ≠ endpoint                      → 404
+    Host not allowed (when checked)      → 403
+    Origin present and not allowed       → 403
+    method other than POST               → 405, `Allow: POST`
+    MCP-Protocol-Version not supported   → 400 (a missing header means 2025-03-26)
+    body over 64 KB                      → 413, without reading more than 64 KB + one chunk
+    body not JSON                        → 400
+
+We do these ourselves rather than rely on the SDK: it answers a foreign Host with 421, turns its
+checks off for non-loopback binds, and trusts Content-Length. The guard also writes the one log line
+per request (never the query text).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MAX_BODY = 64 * 1024
+DEFAULT_PROTOCOL_VERSION = "2025-03-26"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+# JSON-RPC error codes used in our refusals (the SDK's own codes for the same conditions).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+log = structlog.get_logger("lancelot.http")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the guard lets through. `allowed_hosts=None` skips the Host check; `path=None` serves any path."""
+
+    path: str | None
+    allowed_hosts: frozenset[str] | None
+    allowed_origins: frozenset[str]
+    protocol_versions: frozenset[str]
+
+
+def loopback_hosts(port: int) -> frozenset[str]:
+    """The Host values a loopback bind answers by default."""
+    return frozenset({f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"})
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def _normalise_path(path: str) -> str:
+    return path.rstrip("/") or "/"
+
+
+class Refusal(Exception):
+    """A request the guard answers itself with `status` and a JSON-RPC error body."""
+
+    def __init__(
+        self, status: int, code: int, message: str, *, headers: dict[str, str] | None = None, data: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+        self.data = data
+
+    async def send(self, send: Send) -> None:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        headers += [(name.lower().encode(), value.encode()) for name, value in self.headers.items()]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def check_headers(rules: Rules, scope: Scope) -> None:
+    """Path, Host, Origin, method and protocol version: everything decided before the body is read."""
+    if rules.path is not None and _normalise_path(scope["path"]) != _normalise_path(rules.path):
+        raise Refusal(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {rules.path}")
+    host = _header(scope, b"host")
+    if rules.allowed_hosts is not None and (host is None or host.lower() not in rules.allowed_hosts):
+        raise Refusal(403, INVALID_REQUEST, "Forbidden: this Host is not allowed (LANCELOT_ALLOWED_HOSTS)")
+    origin = _header(scope, b"origin")
+    if origin is not None and origin.lower() not in rules.allowed_origins:
+        raise Refusal(403, INVALID_REQUEST, "Forbidden: this Origin is not allowed (LANCELOT_ALLOWED_ORIGINS)")
+    if scope["method"] != "POST":
+        raise Refusal(405, INVALID_REQUEST, "Method not allowed: send JSON-RPC with POST", headers={"Allow": "POST"})
+    version = _header(scope, b"mcp-protocol-version")
+    if version is not None and version not in rules.protocol_versions:
+        supported = sorted(rules.protocol_versions)
+        raise Refusal(
+            400,
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(supported)}",
+            data={"supported": supported, "requested": version},
+        )
+
+
+def _declared_length(scope: Scope) -> int | None:
+    value = _header(scope, b"content-length")
+    if value is None:
+        return None
+    try:
+        length = int(value)
+    except ValueError:
+        raise Refusal(400, INVALID_REQUEST, "Bad request: Content-Length is not a number") from None
+    if length < 0:
+        raise Refusal(400, INVALID_REQUEST, "Bad request: Content-Length is negative")
+    return length
+
+
+async def read_body(scope: Scope, receive: Receive) -> bytes:
+    """Read the body, refusing with 413 as soon as it passes MAX_BODY; a declared length over it is not read.
+
+    Counts what actually arrives, so a Content-Length that lies cannot carry more than MAX_BODY in.
+    """
+    declared = _declared_length(scope)
+    if declared is not None and declared > MAX_BODY:
+        raise Refusal(413, INVALID_REQUEST, f"Payload too large: the limit is {MAX_BODY} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise Refusal(400, INVALID_REQUEST, "Bad request: the client went away")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise Refusal(413, INVALID_REQUEST, f"Payload too large: the limit is {MAX_BODY} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+@dataclass
+class Summary:
+    """What one request's log line says: never arguments, never the query."""
+
+    rpc_method: str | None = None
+    tool: str | None = None
+
+
+def parse_body(body: bytes) -> Summary:
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        raise Refusal(400, PARSE_ERROR, "Parse error: the body is not JSON") from None
+    summary = Summary()
+    if isinstance(decoded, dict):
+        method = decoded.get("method")
+        summary.rpc_method = method if isinstance(method, str) else None
+        params = decoded.get("params")
+        if method == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
+            summary.tool = params["name"]
+    return summary
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that hands the already-read body over once, then defers to the server's."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class Guard:
+    """ASGI middleware: apply `rules`, then hand the request (body already read) to `app`."""
+
+    def __init__(self, app: ASGIApp, rules: Rules) -> None:
+        self.app = app
+        self.rules = rules
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+        summary = Summary()
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            check_headers(self.rules, scope)
+            body = await read_body(scope, receive)
+            summary = parse_body(body)
+            await self.app(scope, _replay(body, receive), watch)
+        except Refusal as refusal:
+            await refusal.send(watch)
+        finally:
+            log.info(
+                "request",
+                method=scope["method"],
+                path=scope["path"],
+                status=status,
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                rpc_method=summary.rpc_method,
+                tool=summary.tool,
+            )
+
+
+def split_setting(values: Iterable[str] | None) -> frozenset[str]:
+    return frozenset(value.lower() for value in values or ())

@@ -1,0 +1,91 @@
+"""`lancelot --http`: the tools over MCP Streamable HTTP, stateless, each POST answered with one JSON object.
+
+    uvicorn → HttpApp ─ lifespan → the SDK endpoint's run()
+                      └ http     → Guard (our Origin/Host/path/method/size/JSON/version rules) → SDK endpoint
+
+uvicorn handles SIGTERM and SIGINT: it stops accepting, lets requests in flight finish, then ends the
+lifespan. Nothing is written to stdout; one JSON log line per request goes to stderr.
+"""
+
+from __future__ import annotations
+
+import structlog
+import uvicorn
+from starlette.types import Receive, Scope, Send
+
+from lancelot_schema import logs
+from lancelot_schema.settings import Settings
+from lancelot_server import _http_sdk as sdk
+from lancelot_server.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 3000
+ENDPOINT = "/mcp"
+# How long a stop waits for requests in flight before it cuts them off.
+GRACEFUL_SECONDS = 30
+
+log = structlog.get_logger("lancelot.http")
+
+
+def http_rules(settings: Settings, host: str, port: int) -> Rules:
+    """The guard's rules for a server bound to `host:port`."""
+    if settings.allowed_hosts is not None:
+        hosts: frozenset[str] | None = split_setting(settings.allowed_hosts)
+    elif is_loopback(host):
+        hosts = loopback_hosts(port) | {f"{_url_host(host)}:{port}"}
+    else:
+        hosts = None
+    return Rules(
+        path=ENDPOINT,
+        allowed_hosts=hosts,
+        allowed_origins=split_setting(settings.allowed_origins),
+        protocol_versions=frozenset(sdk.PROTOCOL_VERSIONS),
+    )
+
+
+class HttpApp:
+    """The ASGI application uvicorn runs: the SDK endpoint's lifespan, and every request through the guard."""
+
+    def __init__(self, server: sdk.MCPServer, rules: Rules) -> None:
+        self.endpoint = sdk.http_endpoint(server)
+        self.guard = Guard(self.endpoint.handle_request, rules)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            await self.guard(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        async with self.endpoint.run():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown: uvicorn sends it once requests in flight are done
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+def serve(server: sdk.MCPServer, settings: Settings, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT."""
+    logs.configure("INFO", json=True)
+    rules = http_rules(settings, host, port)
+    if rules.allowed_hosts is None:
+        log.warning(
+            "host_check_off",
+            reason=f"bound to non-loopback {host} and LANCELOT_ALLOWED_HOSTS is unset: any Host header is accepted",
+        )
+    config = uvicorn.Config(
+        HttpApp(server, rules),
+        host=host,
+        port=port,
+        lifespan="on",
+        log_config=None,  # our logging (stderr) stays in charge; uvicorn must not touch stdout
+        access_log=False,  # the guard writes one line per request instead
+        server_header=False,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    )
+    log.info("serving", url=f"http://{_url_host(host)}:{port}{ENDPOINT}")
+    uvicorn.Server(config).run()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
