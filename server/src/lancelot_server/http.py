@@ -9,6 +9,9 @@ lifespan. Nothing is written to stdout; one JSON log line per request goes to st
 
 from __future__ import annotations
 
+import signal
+from types import FrameType
+
 import structlog
 import uvicorn
 from starlette.types import Receive, Scope, Send
@@ -83,8 +86,17 @@ def serve(server: sdk.MCPServer, settings: Settings, *, host: str = DEFAULT_HOST
         server_header=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
+    # uvicorn re-raises the stop signal once its graceful shutdown is done; by then the stop is
+    # complete, so the re-raised signal must not kill the process (exit 0, no KeyboardInterrupt).
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, _stopped)
     log.info("serving", url=f"http://{_url_host(host)}:{port}{ENDPOINT}")
     uvicorn.Server(config).run()
+    log.info("stopped")
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    pass
 
 
 def _url_host(host: str) -> str:
