@@ -1,0 +1,93 @@
+"""Markdown to blocks: headings and code fences found by markdown-it-py, paragraphs kept as written."""
+
+from __future__ import annotations
+
+import re
+
+import yaml  # type: ignore[import-untyped]  # no stubs in the dev environment
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from lancelot_indexer.chunk import Block, Document
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_INLINE_TEXT = frozenset({"text", "code_inline", "image"})
+_parser = MarkdownIt("commonmark")
+
+
+def split_front_matter(text: str) -> tuple[str | None, str]:
+    """The `title:` from YAML front matter (None when absent or unusable) and the text after it."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return None, text
+    try:
+        data = yaml.safe_load(match.group(1) or "")
+    except yaml.YAMLError:
+        data = None
+    title = data.get("title") if isinstance(data, dict) else None
+    title_text = " ".join(str(title).split()) if isinstance(title, str | int | float) else ""
+    return title_text or None, text[match.end() :]
+
+
+def inline_text(token: Token) -> str:
+    """The visible text of an inline token: markup removed, code spans and image alt text kept."""
+    words: list[str] = []
+    for child in token.children or []:
+        if child.type in ("softbreak", "hardbreak"):
+            words.append(" ")
+        elif child.type in _INLINE_TEXT:
+            words.append(child.content)
+    return " ".join("".join(words).split())
+
+
+def extract(text: str, file_name: str) -> Document:
+    """The title (front matter, else first heading, else file name) and the blocks of a Markdown file."""
+    front_title, body = split_front_matter(text)
+    tokens = _parser.parse(body)
+    headings: dict[int, tuple[int, int, str]] = {}
+    whole: dict[int, int] = {}
+    for index, token in enumerate(tokens):
+        if token.level != 0 or token.map is None:
+            continue
+        start, end = token.map
+        if token.type == "heading_open":
+            headings[start] = (end, int(token.tag[1:]), inline_text(tokens[index + 1]))
+        elif token.type in ("fence", "code_block"):
+            whole[start] = end
+    title = front_title or next((text for _, _, text in headings.values() if text), None) or file_name
+    return Document(title, _blocks(body.split("\n"), headings, whole))
+
+
+def _blocks(lines: list[str], headings: dict[int, tuple[int, int, str]], whole: dict[int, int]) -> list[Block]:
+    blocks: list[Block] = []
+    paragraph: list[str] = []
+
+    def close_paragraph() -> None:
+        joined = "\n".join(paragraph).strip()
+        if joined:
+            blocks.append(Block(joined))
+        paragraph.clear()
+
+    line_number = 0
+    while line_number < len(lines):
+        if line_number in headings:
+            close_paragraph()
+            end, level, heading = headings[line_number]
+            blocks.append(Block(heading or lines[line_number].strip("# \t"), level=level))
+            line_number = end
+        elif line_number in whole:
+            close_paragraph()
+            end = whole[line_number]
+            code = "\n".join(lines[line_number:end]).rstrip()
+            if code.strip():
+                blocks.append(Block(code, whole=True))
+            line_number = end
+        else:
+            line = lines[line_number]
+            if line.strip():
+                paragraph.append(line.rstrip())
+            else:
+                close_paragraph()
+            line_number += 1
+    close_paragraph()
+    return blocks

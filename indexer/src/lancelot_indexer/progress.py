@@ -1,0 +1,34 @@
+"""A progress bar on stderr, shown only when stderr is a terminal (never in CI logs or pipes)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from lancelot_indexer.pipeline import ProgressCallback
+
+
+@contextlib.contextmanager
+def bar(enabled: bool) -> Iterator[ProgressCallback | None]:
+    """A callback for `pipeline.build` that draws a bar per stage, or None when there is no terminal."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    bars: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        current = bars.get(stage)
+        if current is None:
+            current = click.progressbar(length=total, label=stage, file=sys.stderr).__enter__()
+            bars[stage] = current
+        current.update(done - current.pos)
+
+    try:
+        yield update
+    finally:
+        for current in bars.values():
+            current.__exit__(None, None, None)

@@ -1,0 +1,75 @@
+"""Find the documents under DOCS: sorted, no dot names, symlinks only when they stay inside DOCS."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+
+
+@dataclass(frozen=True)
+class Found:
+    """A document to read: its absolute path and its path relative to DOCS, with forward slashes."""
+
+    path: Path
+    relative: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file or folder that was not used, and why (shown in the summary)."""
+
+    relative: str
+    reason: str
+
+
+def is_document(name: str) -> bool:
+    return Path(name).suffix.lower() in EXTENSIONS
+
+
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
+
+
+def walk(root: Path) -> Iterator[Found | Skipped]:
+    """Every document under `root` in a stable order, and every link that was refused."""
+    real_root = root.resolve()
+    yield from _walk_dir(root, "", real_root, frozenset({real_root}))
+
+
+def _walk_dir(folder: Path, prefix: str, real_root: Path, ancestors: frozenset[Path]) -> Iterator[Found | Skipped]:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as exc:
+        yield Skipped(prefix.rstrip("/") or ".", f"unreadable folder: {exc.strerror}")
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        relative = prefix + entry.name
+        path = Path(entry.path)
+        if entry.is_symlink():
+            try:
+                target = path.resolve(strict=True)
+            except (OSError, RuntimeError):
+                # RuntimeError: a symlink loop on Python versions that raise it.
+                yield Skipped(relative, "broken or looping symlink")
+                continue
+            if not _inside(target, real_root):
+                yield Skipped(relative, "symlink leads outside the documents folder")
+                continue
+            if target.is_dir() and target in ancestors:
+                yield Skipped(relative, "symlink loop")
+                continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            real = path.resolve()
+            yield from _walk_dir(path, relative + "/", real_root, ancestors | {real})
+        elif is_document(entry.name):
+            yield Found(path, relative)
