@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -63,6 +63,8 @@ class Settings:
     allowed_hosts: tuple[str, ...] | None
     base_path: str | None
     origins: Mapping[str, Origin] = field(default_factory=dict, compare=False)
+    # Problems met while reading what lancelot-init stored; the entry point logs each to stderr.
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def has_api_key(self) -> bool:
@@ -98,6 +100,35 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
         base_path=values["LANCELOT_BASE_PATH"],
         origins=origins,
     )
+
+
+def load(environ: Mapping[str, str]) -> Settings:
+    """The one call every entry point makes: stored settings and key, then `resolve`.
+
+    The stored key is looked up only when `environ` has no OPENAI_API_KEY (keyring is slow to import).
+    A damaged settings file or an unreadable keychain never stops a run: what could not be read is left
+    out and a message saying which file or keychain and how to fix it lands in `Settings.warnings`.
+    """
+    from lancelot_schema import credentials, stored
+
+    directory = config_dir(environ)
+    problems: list[str] = []
+    try:
+        kept = stored.load(directory)
+    except stored.StoredSettingsError as exc:
+        problems.append(str(exc))
+        kept = {}
+    where = kept.pop(credentials.STORE_FIELD, None)
+    if _clean(environ.get("OPENAI_API_KEY")) is None:
+        try:
+            key = credentials.read_api_key(directory, where)
+        except credentials.CredentialsError as exc:
+            problems.append(str(exc))
+        else:
+            if key is not None:
+                kept["OPENAI_API_KEY"] = key
+    resolved = resolve(environ, kept)
+    return replace(resolved, warnings=tuple(problems))
 
 
 def on_lambda(environ: Mapping[str, str]) -> bool:
