@@ -88,10 +88,11 @@ def _lock(handle: Any) -> None:
 
 def open_table(db: Path, name: str) -> lancedb.table.Table | None:
     """The current table, or None when there is none (for reuse of stored values before a write)."""
-    connection = lancedb.connect(str(db))
-    if name not in connection.table_names(limit=1_000_000):
+    try:
+        return lancedb.connect(str(db)).open_table(name)
+    except ValueError:
+        # lancedb's way of saying "no such table".
         return None
-    return connection.open_table(name)
 
 
 def replace_table(
@@ -114,7 +115,7 @@ def replace_table(
     elif _mergeable(table.schema):
         _evolve(table, data.schema)
         _merge(table, data)
-        lance.dataset(_uri(db, name)).replace_schema_metadata(dict(metadata))
+        lance.dataset(_uri(db, name)).update_schema_metadata(dict(metadata), replace=True)
         table = connection.open_table(name)
         strategy = "merge"
     else:

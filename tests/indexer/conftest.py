@@ -1,0 +1,63 @@
+"""A documents folder that exercises every rule of the indexer, built in tmp_path (symlinks, binary
+files and a 20 MB file do not belong in git)."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+
+LONG_WORDS = " ".join(f"word{n}" for n in range(600))  # about 4,800 characters, no paragraph break
+
+
+def make_docs(root: Path) -> Path:
+    """The rule-covering folder. Returns `root`."""
+    (root / "guide").mkdir(parents=True)
+    (root / "guide" / "install.md").write_text(
+        "---\ntitle: Installing Lancelot\n---\n\n# Install\n\nGet the package.\n\n## Linux\n\nUse apt.\n\n"
+        "```\n# not a heading\npip install lancelot\n```\n\n## macOS\n\nUse brew.\n",
+        encoding="utf-8",
+    )
+    (root / "guide" / "api.markdown").write_text(
+        "```\n# Fenced, never the title\n```\n\nThe `foo` API\n=============\n\nIt does *things*.\n",
+        encoding="utf-8",
+    )
+    (root / "UPPER.TXT").write_text("Shouting file name.\n", encoding="utf-8")
+    (root / "Page.HTM").write_text(
+        "<html><head><title>Upper &amp; page</title><style>p{}</style></head>"
+        "<body><h1>Heading</h1><p>caf&eacute; text<script>var hidden=1</script></p></body></html>",
+        encoding="utf-8",
+    )
+    (root / "broken.html").write_text(
+        "<h1>Malformed <b>page</h1><p>first <i>unclosed<div>second</p></span><pre>line one\n  line two</pre>",
+        encoding="utf-8",
+    )
+    (root / "bom.txt").write_bytes(codecs.BOM_UTF8 + b"Byte order mark, UTF-8.")
+    (root / "wide.txt").write_bytes("Sixteen-bit text: naïve.".encode("utf-16"))
+    (root / "legacy.txt").write_bytes("Smart quotes \x93here\x94 and caf\xe9.".encode("latin-1"))
+    (root / "binary.txt").write_bytes(b"PK\x03\x04\x00\x00binary")
+    (root / "empty.md").write_text("", encoding="utf-8")
+    (root / "long.txt").write_text(LONG_WORDS + "\n", encoding="utf-8")
+    (root / "notes.rst").write_text("not a document type\n", encoding="utf-8")
+    (root / ".hidden.md").write_text("# Hidden\n", encoding="utf-8")
+    (root / ".git").mkdir()
+    (root / ".git" / "config.txt").write_text("hidden folder\n", encoding="utf-8")
+    (root / "link-inside.md").symlink_to(root / "guide" / "install.md")
+    (root / "guide" / "loop").symlink_to(root / "guide", target_is_directory=True)
+    outside = root.parent / f"{root.name}-outside.md"
+    outside.write_text("# Outside\n", encoding="utf-8")
+    (root / "link-outside.md").symlink_to(outside)
+    (root / "dangling.md").symlink_to(root / "missing.md")
+    return root
+
+
+def write_big_text(path: Path, size: int = 20 * 1024 * 1024) -> None:
+    paragraph = ("The quick brown fox jumps over the lazy dog. " * 20).strip() + "\n\n"
+    count = size // len(paragraph) + 1
+    path.write_text(paragraph * count, encoding="utf-8")
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    return make_docs(tmp_path / "docs")

@@ -1,0 +1,43 @@
+from lancelot_indexer.html import extract
+
+
+def texts(html: str) -> list[str]:
+    return [block.text for block in extract(html, "f.html").blocks]
+
+
+def test_hidden_elements_are_removed_and_entities_decoded():
+    html = (
+        "<head><style>p {color: red}</style></head><body><p>Fish &amp; chips&nbsp;&eacute;</p>"
+        "<script>alert(1)</script><noscript>enable js</noscript><template><p>tpl</p></template>"
+        "<svg><text>drawn</text></svg></body>"
+    )
+    assert texts(html) == ["Fish & chips\xa0é"]
+
+
+def test_block_elements_become_paragraphs_and_br_a_line_break():
+    html = (
+        "<div>one <b>bold</b> word</div><ul><li>first</li><li>second</li></ul>"
+        "<blockquote>quoted</blockquote><table><tr><td>a</td><td>b</td></tr></table>x<br>y"
+    )
+    assert texts(html) == ["one bold word", "first", "second", "quoted", "a b", "x\ny"]
+
+
+def test_pre_keeps_its_lines_and_indentation():
+    blocks = extract("<p>before</p><pre>def f():\n    return 1\n</pre>", "f.html").blocks
+    assert blocks[1].text == "def f():\n    return 1"
+    assert blocks[1].whole
+
+
+def test_headings_are_marked_with_their_level():
+    blocks = extract("<h1>Top</h1><p>a</p><h3>Deep <i>one</i></h3>", "f.html").blocks
+    assert [(block.text, block.level) for block in blocks] == [("Top", 1), ("a", 0), ("Deep one", 3)]
+
+
+def test_title_is_the_title_element_else_the_first_h1_else_the_file_name():
+    assert extract("<title> The  title </title><h1>H</h1>", "f.html").title == "The title"
+    assert extract("<title> </title><h2>no</h2><h1>First <b>h1</b></h1><h1>x</h1>", "f.html").title == "First h1"
+    assert extract("<p>nothing</p>", "page.html").title == "page.html"
+
+
+def test_malformed_markup_still_gives_its_text():
+    assert texts("<h1>Open <b>bold</h1><p>one<div>two</p></span></i>") == ["Open bold", "one", "two"]

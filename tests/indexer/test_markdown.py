@@ -1,0 +1,35 @@
+import pytest
+
+from lancelot_indexer.markdown import extract, split_front_matter
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("# The `foo` API\n", "The foo API"),
+        ("Intro\n\nSetext *title*\n======\n", "Setext title"),
+        ("```\n# in a fence\n```\n\n## Real [link](x)\n", "Real link"),
+        ("---\ntitle: From front matter\n---\n# Heading\n", "From front matter"),
+        ("---\nauthor: x\n---\n# Heading\n", "Heading"),
+        ("---\n: [bad yaml\n---\n# Heading\n", "Heading"),
+        ("no heading at all\n", "file.md"),
+    ],
+)
+def test_title(text, title):
+    assert extract(text, "file.md").title == title
+
+
+def test_front_matter_is_not_part_of_the_text():
+    title, body = split_front_matter("---\ntitle: T\ntags: [a]\n---\nBody\n")
+    assert (title, body) == ("T", "Body\n")
+
+
+def test_blocks_keep_fences_whole_and_mark_headings():
+    blocks = extract("# A\n\npara one\nline two\n\n```py\nx = 1\n\ny = 2\n```\n\n## B\ntext\n", "f.md").blocks
+    assert [(block.text, block.level, block.whole) for block in blocks] == [
+        ("A", 1, False),
+        ("para one\nline two", 0, False),
+        ("```py\nx = 1\n\ny = 2\n```", 0, True),
+        ("B", 2, False),
+        ("text", 0, False),
+    ]

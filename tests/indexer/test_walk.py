@@ -1,0 +1,40 @@
+from lancelot_indexer.walk import Found, Skipped, is_document, walk
+
+
+def test_walk_is_sorted_skips_dot_names_and_takes_document_extensions_in_any_case(docs):
+    found = [item.relative for item in walk(docs) if isinstance(item, Found)]
+    assert found == [
+        "Page.HTM",
+        "UPPER.TXT",
+        "binary.txt",
+        "bom.txt",
+        "broken.html",
+        "empty.md",
+        "guide/api.markdown",
+        "guide/install.md",
+        "legacy.txt",
+        "link-inside.md",
+        "long.txt",
+        "wide.txt",
+    ]
+
+
+def test_links_that_leave_the_folder_loop_or_dangle_are_skipped_with_a_reason(docs):
+    skipped = {item.relative: item.reason for item in walk(docs) if isinstance(item, Skipped)}
+    assert skipped == {
+        "dangling.md": "broken or looping symlink",
+        "guide/loop": "symlink loop",
+        "link-outside.md": "symlink leads outside the documents folder",
+    }
+
+
+def test_a_linked_folder_inside_the_root_is_followed(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.md").write_text("x", encoding="utf-8")
+    (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
+    assert [item.relative for item in walk(tmp_path)] == ["alias/a.md", "real/a.md"]
+
+
+def test_document_extensions():
+    assert all(is_document(name) for name in ["a.md", "b.MARKDOWN", "c.Txt", "d.html", "e.HTM"])
+    assert not any(is_document(name) for name in ["a.rst", "b.pdf", "md", "c.md.bak"])
