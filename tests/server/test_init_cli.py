@@ -3,7 +3,6 @@
 import hashlib
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,17 +17,8 @@ KEY = "sk-proj-test0123456789abcdefXYZ"
 
 
 @pytest.fixture
-def env(tmp_path):
-    """A clean environment: settings and keyring data under tmp_path, no keychain, no Lancelot variables."""
-    environ = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("LANCEDB_", "OPENAI_", "EMBEDDING_", "PYTHON_KEYRING", "XDG_"))
-    }
-    environ["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    environ["XDG_DATA_HOME"] = str(tmp_path / "data")
-    environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
-    return environ
+def env(clean_env):
+    return clean_env
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ temporary XDG_DATA_HOME; "no usable keychain" is keyring's own `fail` backend.
 """
 
 import base64
-import os
 import stat
 import subprocess
 import sys
@@ -20,16 +19,9 @@ FAIL = "keyring.backends.fail.Keyring"
 
 
 @pytest.fixture
-def home(tmp_path):
-    """Configuration and keyring data under tmp_path; no Lancelot variables; no keyring chosen yet."""
-    environ = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("LANCEDB_", "OPENAI_", "PYTHON_KEYRING", "XDG_"))
-    }
-    environ["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    environ["XDG_DATA_HOME"] = str(tmp_path / "data")
-    return environ
+def home(clean_env):
+    """Settings and keyring data under tmp_path; no keyring backend chosen yet."""
+    return {name: value for name, value in clean_env.items() if name != "PYTHON_KEYRING_BACKEND"}
 
 
 def run(environ, *args, stdin=""):

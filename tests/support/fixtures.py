@@ -24,3 +24,19 @@ def closed_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture
+def clean_env(tmp_path) -> dict[str, str]:
+    """An environment for a Lancelot process that never sees the real user's settings or keychain: no
+    LANCEDB_/OPENAI_/EMBEDDING_ variables, settings and keyring data under tmp_path, and keyring's `fail`
+    backend (no keychain, so lancelot-init uses its encrypted file)."""
+    import os
+
+    skip = ("LANCEDB_", "OPENAI_", "EMBEDDING_", "PYTHON_KEYRING", "XDG_")
+    environ = {name: value for name, value in os.environ.items() if not name.startswith(skip)}
+    return environ | {
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }

@@ -9,7 +9,7 @@ import click
 
 from lancelot_indexer import __version__
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, Report, build
+from lancelot_indexer.pipeline import Options, Report, build, log
 from lancelot_indexer.progress import bar
 from lancelot_schema import layout, logs, settings, stored
 
@@ -52,7 +52,9 @@ def main(
     """
     logs.configure("WARNING" if quiet else "INFO")
     try:
-        resolved = settings.resolve(os.environ, stored.load(settings.config_dir(os.environ)))
+        resolved = settings.load(os.environ)
+        for problem in resolved.warnings:
+            log.warning(problem)
         options = Options(table=table or resolved.table, chunk_size=chunk_size, fts=not no_fts, allow_empty=allow_empty)
         with bar(not quiet) as on_progress:
             report = build(docs, db, options, on_progress=on_progress)
