@@ -22,8 +22,12 @@ SERVER_NAME = "lancelot"
 _KEY_SHAPE = re.compile(r"[\x21-\x7e]{20,512}")
 
 
-class SetupError(LancelotError):
-    """A choice lancelot-init cannot use; the message says what is wrong and what to do."""
+class SetupError(Exception):
+    """A choice lancelot-init cannot use; the message says what is wrong and what to do.
+
+    Its own root, not under `errors.LancelotError`: it never reaches an MCP client, and init_cli turns
+    it into a click error in one place.
+    """
 
 
 @dataclass(frozen=True)
