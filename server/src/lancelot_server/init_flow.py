@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lancelot_schema.layout import DEFAULT_TABLE
-from lancelot_server.errors import LancelotError
 
 SERVER_COMMAND = ("uvx", "lancelot-server")
 SERVER_NAME = "lancelot"
