@@ -102,7 +102,7 @@ class EmbeddingServer:
         self._requests: list[Recorded] = []
         self._in_flight = 0
         self.max_in_flight = 0
-        self._httpd = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._httpd = _QuietServer((host, port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -266,6 +266,12 @@ class EmbeddingServer:
         ]
         used = sum(count_tokens(text) for text in inputs)
         return {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": used, "total_tokens": used}}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that timed out and hung up
+            super().handle_error(request, client_address)
 
 
 def _parse(body: bytes) -> dict[str, Any]:

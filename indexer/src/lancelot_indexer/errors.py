@@ -3,8 +3,15 @@
     IndexerError
     ├── DocsError            DOCS is missing, is not a folder, or yields no documents
     │   └── EmptyDocsError   no documents found (and --allow-empty not given)
-    └── DatabaseError        the database cannot be opened, locked or written
-        └── LockedError      another lancelot-index is writing the same database
+    ├── DatabaseError        the database cannot be opened, locked or written
+    │   └── LockedError      another lancelot-index is writing the same database
+    └── EmbeddingError       --embed failed for good; the table is left as it was
+        ├── EmbeddingKeyError       no API key, or the endpoint refused it (401, 403)
+        ├── EmbeddingModelError     the endpoint does not know EMBEDDING_MODEL (404)
+        ├── EmbeddingUnreachable    no connection, or no answer in time, after retries
+        ├── EmbeddingRateLimited    429 never cleared, or the account's quota is used up
+        └── EmbeddingEndpointError  5xx after retries, a refused request, an unusable answer
+            └── EmbeddingWidthError vectors of a width other than the table's, or of mixed widths
 
 A file that cannot be used is not an error: it is skipped and listed in the report.
 """
@@ -30,3 +37,31 @@ class DatabaseError(IndexerError):
 
 class LockedError(DatabaseError):
     """Another indexer holds the database's lock."""
+
+
+class EmbeddingError(IndexerError):
+    """Embedding failed for good; the message names the cause and the setting to check."""
+
+
+class EmbeddingKeyError(EmbeddingError):
+    """No API key, or the endpoint refused it."""
+
+
+class EmbeddingModelError(EmbeddingError):
+    """The endpoint does not know the model."""
+
+
+class EmbeddingUnreachable(EmbeddingError):
+    """The endpoint cannot be reached, or never answered in time."""
+
+
+class EmbeddingRateLimited(EmbeddingError):
+    """The rate limit never cleared, or the quota is used up."""
+
+
+class EmbeddingEndpointError(EmbeddingError):
+    """The endpoint kept failing, refused the request, or answered something unusable."""
+
+
+class EmbeddingWidthError(EmbeddingEndpointError):
+    """The vectors' width does not match the table's, or varies within a run."""
