@@ -67,9 +67,16 @@ class HttpApp:
         await send({"type": "lifespan.shutdown.complete"})
 
 
-def serve(server: sdk.MCPServer, settings: Settings, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+def serve(
+    server: sdk.MCPServer,
+    settings: Settings,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    log_level: str = "INFO",
+) -> None:
     """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT."""
-    logs.configure("INFO", json=True)
+    logs.configure(log_level, json=True)
     rules = http_rules(settings, host, port)
     if rules.allowed_hosts is None:
         log.warning(
