@@ -2,13 +2,57 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from lancelot_server import __version__
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="lancelot")
-def main() -> None:
-    """Serve Lancelot's read-only search tools to an MCP client over stdio."""
-    raise click.ClickException("the server is not implemented yet")
+@click.option(
+    "--http",
+    "http_port",
+    type=click.IntRange(1, 65535),
+    is_flag=False,
+    flag_value=3000,
+    default=None,
+    metavar="[PORT]",
+    help="Serve MCP Streamable HTTP on PORT (default 3000) instead of stdio.",
+)
+@click.option("--host", default=None, metavar="HOST", help="With --http: the address to bind (default 127.0.0.1).")
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default="INFO",
+    show_default=True,
+    help="Least severe log level written to stderr.",
+)
+def main(http_port: int | None, host: str | None, log_level: str) -> None:
+    """Serve Lancelot's read-only search tools to an MCP client over stdio.
+
+    Settings come from the environment (LANCEDB_PATH, LANCEDB_TABLE, OPENAI_API_KEY, ...), then from what
+    lancelot-init stored. Logs go to stderr; stdout carries MCP messages only.
+    """
+    if http_port is not None or host is not None:
+        raise click.UsageError("HTTP mode (--http, --host) is not available yet; run without them to serve over stdio.")
+    from lancelot_server.stdio import StdoutDiversion
+
+    diversion = StdoutDiversion()
+    from lancelot_schema import logs, settings
+
+    logs.configure(log_level)
+    # Never fails: a damaged settings file or unreadable keychain is a warning; the environment still applies.
+    resolved = settings.load(os.environ)
+
+    from lancelot_server import app
+
+    for problem in resolved.warnings:
+        app.log.warning(problem)
+    server = app.build_server(resolved)
+    app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
+    diversion.restore()
+    app.serve_stdio(server)

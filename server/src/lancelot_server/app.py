@@ -1,0 +1,219 @@
+"""The MCP server: the four tools published with annotations, input and output schemas. The only module importing mcp.
+
+`build_server(settings)` returns an `MCPServer` that stdio (`cli.py`), Streamable HTTP (`http.py`) and
+Lambda (`lambda_handler.py`) all serve. Every `LancelotError` becomes a tool result with `isError: true`
+here, in one place; so does an argument outside the declared schema (the SDK validates against it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any, cast
+
+import structlog
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+from pydantic import ConfigDict, Field, ValidationError
+
+from lancelot_schema.settings import Settings
+from lancelot_server import __version__
+from lancelot_server.errors import LancelotError
+from lancelot_server.replies import Mode, SearchReply, StatusReply, VersionReply
+from lancelot_server.store import Store
+from lancelot_server.tools import (
+    DEFAULT_BUDGET,
+    MAX_BUDGET,
+    MAX_LIMIT,
+    MAX_QUERY,
+    MIN_BUDGET,
+    MIN_LIMIT,
+    QUERY_LIMIT,
+    SEARCH_LIMIT,
+    Tools,
+)
+
+log = structlog.get_logger("lancelot.server")
+
+INSTRUCTIONS = (
+    "Lancelot searches a folder of documents indexed into LanceDB. Use lancedb_search for JSON hits with "
+    "sources and scores, lancedb_query for a Markdown block of passages that fits a character budget, "
+    "lancedb_status to see what is indexed and which search types can run, lancedb_version for versions. "
+    "All tools are read-only."
+)
+
+Query = Annotated[
+    str, Field(min_length=1, max_length=MAX_QUERY, description="What to search for: words or a question.")
+]
+SearchMode = Annotated[
+    Mode,
+    Field(
+        description="auto: vector search when it can run, else text; text: full-text (BM25) or substring; "
+        "vector: embeddings; hybrid: not available yet."
+    ),
+]
+TableName = Annotated[str | None, Field(description="Table to search; default from LANCEDB_TABLE.")]
+PathPrefix = Annotated[
+    str | None, Field(description="Only hits whose source starts with this prefix, matched literally.")
+]
+Budget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Maximum characters of the Markdown reply.")]
+SearchLimit = Annotated[
+    int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description=f"Most hits to return (default {SEARCH_LIMIT}).")
+]
+QueryLimit = Annotated[
+    int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description=f"Most passages to return (default {QUERY_LIMIT}).")
+]
+
+
+def _annotations(title: str) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+
+def _refusal(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _answer(tool: str, produce: Callable[[], Any], *, as_json: bool) -> CallToolResult:
+    """Run one tool body; its reply, or its error as `isError` text. The one place errors are converted."""
+    try:
+        value = produce()
+    except LancelotError as exc:
+        log.info("tool refused", tool=tool, reason=str(exc))
+        return _refusal(str(exc))
+    except Exception as exc:
+        log.exception("tool failed", tool=tool)
+        message = f"{tool} failed unexpectedly ({type(exc).__name__}: {exc}). The server log on stderr has details."
+        return _refusal(message)
+    if not as_json:
+        return CallToolResult(content=[TextContent(type="text", text=value)])
+    text = json.dumps(value, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
+
+
+def _tools(tools: Tools) -> list[Tool]:
+    def lancedb_search(
+        query: Query,
+        mode: SearchMode = "auto",
+        limit: SearchLimit = SEARCH_LIMIT,
+        table: TableName = None,
+        path: PathPrefix = None,
+    ) -> Annotated[CallToolResult, SearchReply]:
+        """Search the indexed documents; returns JSON hits with id, title, source, heading, text, score and metadata.
+
+        searchType says which search produced the hits and textMatch (bm25 or substring) how text search matched;
+        note says why, when the search is not the one asked for. Scores: vector = distance (lower is closer),
+        bm25 = BM25 (higher is better), substring = share of query words found (higher is better).
+        """
+        return _answer("lancedb_search", lambda: tools.search(query, mode, limit, table, path), as_json=True)
+
+    def lancedb_query(
+        query: Query,
+        mode: SearchMode = "auto",
+        limit: QueryLimit = QUERY_LIMIT,
+        table: TableName = None,
+        path: PathPrefix = None,
+        budget: Budget = DEFAULT_BUDGET,
+    ) -> CallToolResult:
+        """Search and return one Markdown block: a header, then each passage with its title, source and text.
+
+        Passages that would take the block past `budget` characters are left out whole, and the block says how many.
+        """
+        return _answer("lancedb_query", lambda: tools.query(query, mode, limit, table, path, budget), as_json=False)
+
+    def lancedb_status() -> Annotated[CallToolResult, StatusReply]:
+        """The database and table being served: rows, columns, full-text index, vectors, and which searches can run."""
+        return _answer("lancedb_status", tools.status, as_json=True)
+
+    def lancedb_version() -> Annotated[CallToolResult, VersionReply]:
+        """Versions of Lancelot, LanceDB, PyArrow, the MCP SDK and Python, and the MCP protocol versions supported."""
+        return _answer("lancedb_version", tools.version, as_json=True)
+
+    titles: dict[Callable[..., Any], str] = {
+        lancedb_search: "Search documents",
+        lancedb_query: "Search documents as Markdown",
+        lancedb_status: "Database status",
+        lancedb_version: "Versions",
+    }
+    return [
+        _strict(Tool.from_function(fn, title=title, annotations=_annotations(title))) for fn, title in titles.items()
+    ]
+
+
+def _strict(tool: Tool) -> Tool:
+    """Refuse arguments the tool does not declare, and say so in its schema (`additionalProperties: false`).
+
+    The SDK's argument model ignores unknown names; a misspelt `limt` would then pass unnoticed.
+    """
+    base = tool.fn_metadata.arg_model
+    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    strict = cast(type[ArgModelBase], type(base.__name__, (base,), {"model_config": config}))
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    return tool
+
+
+def _problem(error: Any, parameters: list[str]) -> str:
+    """One argument problem in words, without echoing a long value back."""
+    name = ".".join(str(part) for part in error["loc"]) or "arguments"
+    if error["type"] == "extra_forbidden":
+        return f"{name} is not a parameter (parameters: {', '.join(parameters) or 'none'})"
+    if error["type"] == "missing":
+        return f"{name} is required"
+    value = error.get("input")
+    shown = f"{len(value):,} characters" if isinstance(value, str) and len(value) > 40 else repr(value)
+    return f"{name}: {error['msg']} (got {shown})"
+
+
+def invalid_arguments(tool: Tool, exc: ValidationError) -> str:
+    parameters = list(tool.parameters.get("properties", {}))
+    problems = "; ".join(_problem(error, parameters) for error in exc.errors())
+    return f"Invalid arguments for {tool.name}: {problems}."
+
+
+class ArgumentCheck:
+    """Check `tools/call` arguments against the tool's declared schema before the SDK does.
+
+    The SDK also refuses them with `isError`, but its text is pydantic's report, with links; this one
+    names each bad argument and what it must be.
+    """
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params
+        if ctx.method == "tools/call" and params is not None:
+            tool = self.tools.get(str(params.get("name")))
+            arguments = params.get("arguments") or {}
+            if tool is not None and isinstance(arguments, dict):
+                try:
+                    tool.fn_metadata.validate_arguments(arguments)
+                except ValidationError as exc:
+                    log.info("tool refused", tool=tool.name, reason="invalid arguments")
+                    return _refusal(invalid_arguments(tool, exc))
+        return await call_next(ctx)
+
+
+def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
+    """The MCP server over `store` (by default one for `settings.db_path`; pass one to reuse a connection)."""
+    tools = _tools(Tools(store or Store(settings.db_path), settings, protocol_versions=KNOWN_PROTOCOL_VERSIONS))
+    return MCPServer(
+        name="lancelot",
+        title="Lancelot",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=tools,
+        log_level="WARNING",
+        middleware=[ArgumentCheck(tools)],
+    )
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve over this process's stdin and stdout until stdin closes."""
+    server.run("stdio")

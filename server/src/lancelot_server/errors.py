@@ -1,0 +1,43 @@
+"""The server's errors: each one a problem the person or the assistant can act on.
+
+    LancelotError                  every error below; its message says what is wrong and how to fix it
+    ├── DatabaseNotFound           LANCEDB_PATH is unset, missing, or not a folder
+    ├── TableNotFound              the table is not in the database
+    ├── TableLayoutError           the table lacks the text column, or cannot be read
+    ├── InvalidRequest             a tool argument the schema admits but the server cannot use
+    ├── NotAvailable               a search mode this version does not offer yet
+    └── VectorSearchUnavailable    vector search cannot run now; never reaches the client as an
+                                   error, it becomes the `note` of a text-search fallback
+
+`app.py` turns every `LancelotError` into an MCP tool result with `isError: true`, in one place.
+"""
+
+from __future__ import annotations
+
+
+class LancelotError(Exception):
+    """A problem with the request or the database, described for a person."""
+
+
+class DatabaseNotFound(LancelotError):
+    pass
+
+
+class TableNotFound(LancelotError):
+    pass
+
+
+class TableLayoutError(LancelotError):
+    pass
+
+
+class InvalidRequest(LancelotError):
+    pass
+
+
+class NotAvailable(LancelotError):
+    pass
+
+
+class VectorSearchUnavailable(LancelotError):
+    pass

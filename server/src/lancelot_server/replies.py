@@ -1,0 +1,73 @@
+"""The shapes of the tools' replies. `app.py` publishes them as output schemas; tests check replies against them.
+
+Field names are the contract with assistants (camelCase, as MCP itself): change them only with the README.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NotRequired
+
+# typing_extensions: pydantic (which derives the output schemas) needs its TypedDict before Python 3.12.
+from typing_extensions import TypedDict
+
+from lancelot_server.rows import Hit
+
+Mode = Literal["auto", "text", "vector", "hybrid"]
+SearchType = Literal["text", "vector", "hybrid"]
+TextMatch = Literal["bm25", "substring"]
+
+
+class SearchReply(TypedDict):
+    query: str
+    mode: Mode
+    searchType: SearchType
+    textMatch: NotRequired[TextMatch]
+    note: NotRequired[str]
+    table: str
+    count: int
+    hits: list[Hit]
+
+
+class DatabaseStatus(TypedDict):
+    path: str | None
+    exists: bool
+    tables: list[str]
+    error: NotRequired[str]
+
+
+class TableStatus(TypedDict):
+    name: str
+    exists: bool
+    rows: NotRequired[int]
+    columns: NotRequired[list[str]]
+    textColumn: NotRequired[str]
+    titleColumn: NotRequired[str | None]
+    sourceColumns: NotRequired[list[str]]
+    vectorColumn: NotRequired[str | None]
+    vectorWidth: NotRequired[int | None]
+    fullTextIndex: NotRequired[bool]
+    metadata: NotRequired[dict[str, str]]
+    error: NotRequired[str]
+
+
+class EmbeddingStatus(TypedDict):
+    model: str
+    endpoint: str
+    apiKey: bool
+
+
+class StatusReply(TypedDict):
+    database: DatabaseStatus
+    table: TableStatus
+    embedding: EmbeddingStatus
+    searchTypes: list[SearchType]
+    version: str
+
+
+class VersionReply(TypedDict):
+    lancelot: str
+    lancedb: str
+    pyarrow: str
+    mcp: str
+    python: str
+    protocolVersions: list[str]

@@ -1,0 +1,97 @@
+"""Turn table rows into hits: text, title, source, heading, score, and everything else as metadata.
+
+Rows written by AnythingLLM carry a `<document_metadata>` header at the top of their text (the
+document's title, publication date, source); it is taken off the text and its fields join the metadata.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, time
+from typing import Any
+
+from typing_extensions import TypedDict
+
+from lancelot_server.store import Layout
+
+HEADER_OPEN = "<document_metadata>"
+HEADER_CLOSE = "</document_metadata>"
+
+
+class Hit(TypedDict):
+    id: str | None
+    title: str | None
+    source: str | None
+    heading: str | None
+    text: str
+    score: float
+    metadata: dict[str, Any]
+
+
+def split_header(text: str) -> tuple[str, dict[str, str]]:
+    """AnythingLLM's header off `text`: the remaining text and the header's `key: value` fields."""
+    if not text.startswith(HEADER_OPEN):
+        return text, {}
+    end = text.find(HEADER_CLOSE)
+    if end < 0:
+        return text, {}
+    fields: dict[str, str] = {}
+    for line in text[len(HEADER_OPEN) : end].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            fields[key.strip()] = value.strip()
+    return text[end + len(HEADER_CLOSE) :].lstrip("\r\n"), fields
+
+
+def json_value(value: Any) -> Any:
+    """A column value as JSON can carry it: dates as ISO text, bytes as hex, NaN as null."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(key): json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(item) for item in value]
+    return str(value)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def to_hit(row: dict[str, Any], table_layout: Layout, score: float) -> Hit:
+    """One hit from one row (a column → value mapping, as `pyarrow.Table.to_pylist` gives)."""
+    text, header = split_header(str(row.get(table_layout.text) or ""))
+    source_column = next((name for name in table_layout.sources if _text(row.get(name))), None)
+    shown = {table_layout.text, table_layout.id, table_layout.title, table_layout.heading, source_column}
+    metadata = {
+        name: json_value(value) for name, value in row.items() if name not in shown and not name.startswith("_")
+    }
+    for key, value in header.items():
+        metadata.setdefault(key, value)
+    return Hit(
+        id=_text(row.get(table_layout.id)) if table_layout.id else None,
+        title=_text(row.get(table_layout.title)) if table_layout.title else None,
+        source=_text(row.get(source_column)) if source_column else None,
+        heading=_text(row.get(table_layout.heading)) if table_layout.heading else None,
+        text=text,
+        score=round(float(score), 6) if math.isfinite(score) else 0.0,
+        metadata=metadata,
+    )
+
+
+def source_of(row: dict[str, Any], table_layout: Layout) -> str | None:
+    """The hit's source without building the hit: for the `path` prefix filter."""
+    for name in table_layout.sources:
+        value = _text(row.get(name))
+        if value:
+            return value
+    return None

@@ -1,0 +1,165 @@
+"""Read-only access to the LanceDB database: open lazily, never create, see rebuilds at the next call.
+
+The store is the only way the tools reach the database. It can list tables, describe one and hand out
+its handle for queries; nothing here (or anywhere in the server) writes. lancedb is imported on first
+use, not at import: it costs seconds, and `tools/list` must not wait for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from lancelot_schema import layout
+from lancelot_server.errors import DatabaseNotFound, TableLayoutError, TableNotFound
+
+# Zero: every query checks for a newer table version first, so a table that lancelot-index rebuilt
+# is served at the very next call. The check is a small metadata read; LanceDB commits a version
+# atomically, so a reader sees the old table or the new one, never a half-written one.
+READ_CONSISTENCY = timedelta(0)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which columns of a table play which part in a hit."""
+
+    columns: tuple[str, ...]
+    text: str
+    id: str | None
+    title: str | None
+    heading: str | None
+    sources: tuple[str, ...]
+    vectors: dict[str, int] = field(default_factory=dict)
+    stamped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def vector(self) -> str | None:
+        """The vector column searched: ours (`vector`) when present, else the first fixed-size float list."""
+        return next(iter(self.vectors), None)
+
+    @property
+    def vector_width(self) -> int | None:
+        return self.vectors[self.vector] if self.vector else None
+
+    @property
+    def readable(self) -> list[str]:
+        """Every column a hit is built from: all but the vectors, which are large and meaningless to read."""
+        return [name for name in self.columns if name not in self.vectors]
+
+
+def _vector_widths(schema: Any) -> dict[str, int]:
+    import pyarrow as pa
+
+    found: dict[str, int] = {}
+    for arrow_field in schema:
+        kind = arrow_field.type
+        if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
+            found[arrow_field.name] = kind.list_size
+    # Our own column name first, so a table with several vector columns searches the documented one.
+    ordered = {name: found[name] for name in layout.VECTOR_COLUMNS if name in found}
+    ordered.update(found)
+    return ordered
+
+
+def describe(schema: Any, text_column: str, table: str) -> Layout:
+    """The layout of a table from its Arrow schema; a table without the text column cannot be searched."""
+    names = tuple(schema.names)
+    if text_column not in names:
+        raise TableLayoutError(
+            f"Table {table!r} has no text column {text_column!r} (LANCEDB_TEXT_COLUMN); its columns are "
+            f"{', '.join(names)}. Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
+        )
+    return Layout(
+        columns=names,
+        text=text_column,
+        id=layout.ID if layout.ID in names else None,
+        title=layout.TITLE if layout.TITLE in names else None,
+        heading=layout.HEADING if layout.HEADING in names else None,
+        sources=tuple(name for name in layout.SOURCE_COLUMNS if name in names),
+        vectors=_vector_widths(schema),
+        stamped=layout.decode_metadata(schema.metadata),
+    )
+
+
+class Store:
+    """One database folder, connected on first use; table handles are opened once and reused."""
+
+    def __init__(self, db_path: str | None) -> None:
+        self.db_path = db_path
+        self._lock = threading.Lock()
+        self._db: Any = None
+        self._tables: dict[str, Any] = {}
+
+    def exists(self) -> bool:
+        return self.db_path is not None and Path(self.db_path).is_dir()
+
+    def _check_path(self) -> str:
+        if self.db_path is None:
+            raise DatabaseNotFound(
+                "No database is configured. Set LANCEDB_PATH to the folder that lancelot-index wrote "
+                "(or run lancelot-init)."
+            )
+        path = Path(self.db_path)
+        if not path.exists():
+            raise DatabaseNotFound(
+                f"The database folder {self.db_path} does not exist. Check LANCEDB_PATH, or build it with "
+                f"`lancelot-index DOCS {self.db_path}`."
+            )
+        if not path.is_dir():
+            raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
+        return self.db_path
+
+    def _connection(self) -> Any:
+        # Checked on every call, not only the first: connecting to a missing local folder would
+        # create it on the first write, and the folder may also vanish while we serve.
+        path = self._check_path()
+        with self._lock:
+            if self._db is None:
+                import lancedb
+
+                self._db = lancedb.connect(path, read_consistency_interval=READ_CONSISTENCY)
+            return self._db
+
+    def table_names(self) -> list[str]:
+        db = self._connection()
+        names: list[str] = []
+        token: str | None = None
+        while True:
+            page = db.list_tables(page_token=token)
+            names.extend(page.tables)
+            token = page.page_token
+            if not token:
+                return sorted(names)
+
+    def table(self, name: str) -> Any:
+        """The table's handle, opened once. A table that is gone (dropped, or its folder replaced) is reopened."""
+        db = self._connection()
+        with self._lock:
+            handle = self._tables.get(name)
+        if handle is not None:
+            try:
+                handle.version  # noqa: B018 - cheap probe: fails once the table's files are gone
+                return handle
+            except Exception:
+                with self._lock:
+                    self._tables.pop(name, None)
+        if name not in self.table_names():
+            raise TableNotFound(self._missing_table(name))
+        try:
+            handle = db.open_table(name)
+        except (FileNotFoundError, ValueError) as exc:
+            raise TableNotFound(self._missing_table(name)) from exc
+        with self._lock:
+            self._tables[name] = handle
+        return handle
+
+    def _missing_table(self, name: str) -> str:
+        present = self.table_names()
+        listing = ", ".join(repr(table) for table in present) if present else "none"
+        return (
+            f"Table {name!r} is not in the database {self.db_path} (tables: {listing}). "
+            "Set LANCEDB_TABLE or pass `table`, or build it with lancelot-index."
+        )

@@ -1,0 +1,199 @@
+"""The four tools as plain functions over the read-only store, callable and testable without the MCP SDK.
+
+`app.py` publishes them; the limits below are both checked here and declared in the input schemas there.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any, cast, get_args
+
+import structlog
+
+from lancelot_schema.settings import Settings
+from lancelot_server import __version__, markdown, search
+from lancelot_server.embed import Embedder, endpoint_host
+from lancelot_server.errors import InvalidRequest, LancelotError, NotAvailable, VectorSearchUnavailable
+from lancelot_server.replies import (
+    DatabaseStatus,
+    Mode,
+    SearchReply,
+    SearchType,
+    StatusReply,
+    TableStatus,
+    TextMatch,
+    VersionReply,
+)
+from lancelot_server.rows import Hit
+from lancelot_server.store import Layout, Store, describe
+
+MAX_QUERY = 2000
+MIN_LIMIT, MAX_LIMIT = 1, 50
+SEARCH_LIMIT, QUERY_LIMIT = 5, 8
+MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
+MODES: tuple[str, ...] = get_args(Mode)
+
+log = structlog.get_logger("lancelot.tools")
+
+
+def _check(query: str, mode: str, limit: int) -> None:
+    if not query.strip():
+        raise InvalidRequest("The query is empty. Pass the words or question to search for.")
+    if len(query) > MAX_QUERY:
+        raise InvalidRequest(f"The query has {len(query):,} characters; the limit is {MAX_QUERY:,}. Shorten it.")
+    if mode not in MODES:
+        raise InvalidRequest(f"Unknown mode {mode!r}; use one of {', '.join(MODES)}.")
+    if not MIN_LIMIT <= limit <= MAX_LIMIT:
+        raise InvalidRequest(f"limit must be between {MIN_LIMIT} and {MAX_LIMIT}; got {limit}.")
+
+
+class Tools:
+    """What the server answers, bound to one store and one set of settings."""
+
+    def __init__(self, store: Store, settings: Settings, protocol_versions: Sequence[str] = ()) -> None:
+        self.store = store
+        self.settings = settings
+        self.embedder = Embedder(settings)
+        self.protocol_versions = list(protocol_versions)
+
+    def close(self) -> None:
+        self.embedder.close()
+
+    # lancedb_search ------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        mode: str = "auto",
+        limit: int = SEARCH_LIMIT,
+        table: str | None = None,
+        path: str | None = None,
+    ) -> SearchReply:
+        _check(query, mode, limit)
+        if mode == "hybrid":
+            raise NotAvailable(
+                "Hybrid search is not available in this version of Lancelot yet. Use mode 'auto', 'text' or 'vector'."
+            )
+        name = table or self.settings.table
+        handle = self.store.table(name)
+        table_layout = describe(handle.schema, self.settings.text_column, name)
+        hits, search_type, text_match, note = self._run(handle, table_layout, query, mode, limit, path or None)
+        reply: dict[str, Any] = {"query": query, "mode": mode, "searchType": search_type}
+        if text_match is not None:
+            reply["textMatch"] = text_match
+        if note is not None:
+            reply["note"] = note
+        reply.update(table=name, count=len(hits), hits=hits)
+        log.debug("search", table=name, mode=mode, search_type=search_type, text_match=text_match, count=len(hits))
+        return cast(SearchReply, reply)
+
+    def _run(
+        self, handle: Any, table_layout: Layout, query: str, mode: str, limit: int, path: str | None
+    ) -> tuple[list[Hit], SearchType, TextMatch | None, str | None]:
+        note: str | None = None
+        if mode in ("vector", "auto"):
+            try:
+                hits = self._vector(handle, table_layout, query, limit, path)
+            except VectorSearchUnavailable as exc:
+                note = f"{exc}; used text search instead."
+            else:
+                if hits or mode == "vector":
+                    return hits, "vector", None, None
+                note = "vector search found nothing; used text search instead."
+        hits, text_match = self._text(handle, table_layout, query, limit, path)
+        return hits, "text", text_match, note
+
+    def _vector(self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None) -> list[Hit]:
+        if table_layout.vector is None:
+            raise VectorSearchUnavailable("the table has no vector column (index it with `lancelot-index --embed`)")
+        embedding = self.embedder.embed(query)
+        if len(embedding) != table_layout.vector_width:
+            raise VectorSearchUnavailable(
+                f"vector search failed: {self.settings.embedding_model} gives vectors of width {len(embedding)} "
+                f"but the table's {table_layout.vector!r} column has width {table_layout.vector_width}"
+            )
+        return search.vector(handle, table_layout, embedding, limit, path)
+
+    def _text(
+        self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None
+    ) -> tuple[list[Hit], TextMatch]:
+        if search.has_fts_index(handle, table_layout.text):
+            hits = search.bm25(handle, table_layout, query, limit, path)
+            if hits:
+                return hits, "bm25"
+        # No index (an AnythingLLM table, --no-fts), or the tokenizer split the query into nothing useful.
+        return search.substring(handle, table_layout, query, limit, path), "substring"
+
+    # lancedb_query -------------------------------------------------------------------------------
+    def query(
+        self,
+        query: str,
+        mode: str = "auto",
+        limit: int = QUERY_LIMIT,
+        table: str | None = None,
+        path: str | None = None,
+        budget: int = DEFAULT_BUDGET,
+    ) -> str:
+        if not MIN_BUDGET <= budget <= MAX_BUDGET:
+            raise InvalidRequest(f"budget must be between {MIN_BUDGET:,} and {MAX_BUDGET:,} characters; got {budget}.")
+        return markdown.render(self.search(query, mode, limit, table, path), budget)
+
+    # lancedb_status ------------------------------------------------------------------------------
+    def status(self) -> StatusReply:
+        database = DatabaseStatus(path=self.store.db_path, exists=self.store.exists(), tables=[])
+        table = TableStatus(name=self.settings.table, exists=False)
+        search_types: list[SearchType] = []
+        try:
+            database["tables"] = self.store.table_names()
+            handle = self.store.table(self.settings.table)
+            table["exists"] = True
+            table_layout = describe(handle.schema, self.settings.text_column, self.settings.table)
+        except LancelotError as exc:
+            (table if database["exists"] else database)["error"] = str(exc)
+        else:
+            table = TableStatus(
+                name=self.settings.table,
+                exists=True,
+                rows=handle.count_rows(),
+                columns=list(table_layout.columns),
+                textColumn=table_layout.text,
+                titleColumn=table_layout.title,
+                sourceColumns=list(table_layout.sources),
+                vectorColumn=table_layout.vector,
+                vectorWidth=table_layout.vector_width,
+                fullTextIndex=search.has_fts_index(handle, table_layout.text),
+                metadata=table_layout.stamped,
+            )
+            search_types.append("text")
+            if table_layout.vector is not None and self.settings.has_api_key:
+                search_types.append("vector")
+        return StatusReply(
+            database=database,
+            table=table,
+            embedding={
+                "model": self.settings.embedding_model,
+                "endpoint": endpoint_host(self.settings),
+                "apiKey": self.settings.has_api_key,
+            },
+            searchTypes=search_types,
+            version=__version__,
+        )
+
+    # lancedb_version -----------------------------------------------------------------------------
+    def version(self) -> VersionReply:
+        return VersionReply(
+            lancelot=__version__,
+            lancedb=_installed("lancedb"),
+            pyarrow=_installed("pyarrow"),
+            mcp=_installed("mcp"),
+            python=platform.python_version(),
+            protocolVersions=self.protocol_versions,
+        )
+
+
+def _installed(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"

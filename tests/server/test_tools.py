@@ -1,0 +1,319 @@
+"""The four tools as plain functions over real databases: modes, fallbacks and their notes, layouts, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lancelot_schema.settings import resolve
+from lancelot_server.errors import DatabaseNotFound, InvalidRequest, NotAvailable, TableLayoutError, TableNotFound
+from lancelot_server.store import Store
+from lancelot_server.tools import Tools
+
+
+@pytest.fixture
+def make_tools():
+    """Tools over the database `db` with settings from `environ`; their embedding clients closed afterwards."""
+    made: list[Tools] = []
+
+    def make(db, **environ):
+        settings = resolve({"LANCEDB_PATH": str(db), **environ})
+        made.append(Tools(Store(settings.db_path), settings, protocol_versions=["2025-11-25"]))
+        return made[-1]
+
+    yield make
+    for tools in made:
+        tools.close()
+
+
+def test_text_search_uses_the_full_text_index(lancelot_db, make_tools):
+    reply = make_tools(lancelot_db).search("escaping air", mode="text")
+    assert (reply["searchType"], reply["textMatch"], reply["mode"]) == ("text", "bm25", "text")
+    assert "note" not in reply
+    assert reply["count"] == len(reply["hits"]) >= 1
+    top = reply["hits"][0]
+    assert top["source"] == "guide/puncture.md"
+    assert top["title"] == "Fixing a puncture"
+    assert top["id"].startswith("guide/puncture.md#")
+    assert "hiss of escaping air" in top["text"]
+    assert top["score"] > 0
+    assert set(top) == {"id", "title", "source", "heading", "text", "score", "metadata"}
+    assert "text_hash" in top["metadata"] and "path" not in top["metadata"]
+
+
+def test_bm25_scores_are_in_descending_order(lancelot_db, make_tools):
+    hits = make_tools(lancelot_db).search("chain oil patch", mode="text", limit=10)["hits"]
+    scores = [hit["score"] for hit in hits]
+    assert len(scores) >= 2 and scores == sorted(scores, reverse=True)
+
+
+def test_substring_runs_when_bm25_finds_nothing(lancelot_db, make_tools):
+    # "unct" is inside "puncture" but is no token of the index, so BM25 finds nothing.
+    reply = make_tools(lancelot_db).search("unct", mode="text")
+    assert reply["textMatch"] == "substring"
+    assert {hit["source"] for hit in reply["hits"]} == {"guide/puncture.md"}
+    assert all(hit["score"] == 1.0 for hit in reply["hits"])
+
+
+def test_a_table_without_an_index_gets_substring_search_scored_by_share_of_words(lancelot_db, make_tools):
+    reply = make_tools(lancelot_db, LANCEDB_TABLE="plain").search("CHAIN recall zebra", mode="text", limit=10)
+    assert (reply["table"], reply["textMatch"]) == ("plain", "substring")
+    scores = [hit["score"] for hit in reply["hits"]]
+    assert scores[0] == pytest.approx(2 / 3)  # "chain" and "recall"; never "zebra"
+    assert scores == sorted(scores, reverse=True)
+    assert "DEC-0054" in reply["hits"][0]["text"]
+
+
+def test_an_identifier_is_found(lancelot_db, make_tools):
+    for table in ("documents", "plain"):
+        hits = make_tools(lancelot_db).search("DEC-0054", mode="text", table=table)["hits"]
+        assert hits and "DEC-0054" in hits[0]["text"], table
+
+
+def test_nothing_found_is_an_empty_list(lancelot_db, make_tools):
+    reply = make_tools(lancelot_db).search("xylophone", mode="text")
+    assert (reply["count"], reply["hits"], reply["textMatch"]) == (0, [], "substring")
+
+
+def test_limit_caps_the_hits(lancelot_db, make_tools):
+    assert make_tools(lancelot_db).search("the", mode="text", limit=2)["count"] == 2
+
+
+def test_path_prefix_keeps_only_hits_under_it(lancelot_db, make_tools):
+    tools = make_tools(lancelot_db)
+    for table in ("documents", "plain"):
+        everywhere = tools.search("the", mode="text", table=table, limit=50)["hits"]
+        guide = tools.search("the", mode="text", table=table, limit=50, path="guide/")["hits"]
+        assert (
+            {hit["source"] for hit in everywhere}
+            > {hit["source"] for hit in guide}
+            == {
+                "guide/puncture.md",
+                "guide/chain.md",
+            }
+        )
+
+
+def test_path_prefix_is_matched_literally(lancelot_db, make_tools):
+    tools = make_tools(lancelot_db)
+    for table in ("documents", "plain"):
+        for prefix in ("%", "_", "guide%", "g_ide/", "' OR '1'='1", "\\", "guide/*"):
+            assert tools.search("the", mode="text", table=table, path=prefix)["hits"] == [], (table, prefix)
+
+
+def endpoint_tools(make_tools, db, endpoint, table="embedded", model="test-8", key="sk-test"):
+    """Tools whose embeddings come from the test endpoint on 127.0.0.1."""
+    return make_tools(db, LANCEDB_TABLE=table, OPENAI_API_KEY=key, OPENAI_BASE_URL=endpoint.url, EMBEDDING_MODEL=model)
+
+
+HOSTILE = ["'", "%", "_", "\\", '"; DROP', "a\x00b", "🚲", "x" * 2000, "' OR 1=1 --", "text:chain AND (", "*"]
+
+
+@pytest.mark.parametrize("table", ["documents", "plain"])
+@pytest.mark.parametrize("query", HOSTILE, ids=repr)
+def test_hostile_queries_are_data(lancelot_db, table, query, make_tools):
+    tools = make_tools(lancelot_db)
+    reply = tools.search(query, mode="text", table=table, limit=50)
+    assert reply["query"] == query and reply["count"] == len(reply["hits"])
+    if " " not in query:  # one word: only odd.txt holds any of these strings
+        assert {hit["source"] for hit in reply["hits"]} <= {"notes/odd.txt"}
+
+
+@pytest.mark.parametrize("table", ["documents", "plain"])
+def test_special_characters_match_literally_not_as_patterns(lancelot_db, table, make_tools):
+    tools = make_tools(lancelot_db)
+    for query in ("%", "_", "\\", "'", "🚲", '"; DROP'):
+        hits = tools.search(query, mode="text", table=table)["hits"]
+        assert [hit["source"] for hit in hits] == ["notes/odd.txt"], query
+    assert tools.search("a\x00b", mode="text", table=table)["hits"] == []
+
+
+def test_rows_survive_a_hostile_query(lancelot_db, make_tools):
+    tools = make_tools(lancelot_db)
+    before = tools.status()["table"]["rows"]
+    tools.search('x"; DROP TABLE documents; --', mode="text")
+    tools.search("'; DELETE FROM documents WHERE '1'='1", mode="text", table="plain")
+    assert tools.status()["table"]["rows"] == before
+    assert "documents" in tools.status()["database"]["tables"]
+
+
+def test_anythingllm_rows_lose_their_header_and_keep_its_fields(lancelot_db, make_tools):
+    reply = make_tools(lancelot_db, LANCEDB_TABLE="workspace").search("hiss", mode="text")
+    assert reply["textMatch"] == "substring"  # AnythingLLM writes no full-text index
+    (hit,) = reply["hits"]
+    assert hit["text"] == "Pump the tube and listen for the hiss of escaping air."
+    assert hit["source"] == "localfiles/puncture.md"  # chunkSource, the first source column
+    assert hit["title"] == "puncture.md"
+    assert hit["heading"] is None
+    assert hit["metadata"]["sourceDocument"] == "puncture.md"
+    assert hit["metadata"]["published"] == "1/2/2025, 10:00:00 AM"
+    assert hit["metadata"]["docSource"] == "a text file uploaded by the user."
+    assert hit["metadata"]["wordCount"] == 11
+    assert "vector" not in hit["metadata"] and "text" not in hit["metadata"]
+
+
+def test_anythingllm_hits_never_show_the_header(lancelot_db, make_tools):
+    # The header is part of the stored text, so its words match; the hit's text never carries it.
+    hits = make_tools(lancelot_db, LANCEDB_TABLE="workspace").search("sourceDocument", mode="text", limit=10)["hits"]
+    assert len(hits) == 3
+    assert all("<document_metadata>" not in hit["text"] and "sourceDocument" not in hit["text"] for hit in hits)
+
+
+def test_auto_without_a_key_searches_text_and_says_why(lancelot_db, make_tools):
+    reply = make_tools(lancelot_db, LANCEDB_TABLE="workspace").search("hiss")
+    assert (reply["mode"], reply["searchType"]) == ("auto", "text")
+    assert "no API key" in reply["note"]
+
+
+def test_vector_without_a_vector_column_says_so(lancelot_db, make_tools):
+    reply = make_tools(lancelot_db, OPENAI_API_KEY="sk-test").search("hiss", mode="vector")
+    assert reply["searchType"] == "text"
+    assert "no vector column" in reply["note"]
+
+
+def test_vector_search_that_cannot_reach_the_endpoint_falls_back_quickly(lancelot_db, closed_url, make_tools):
+    tools = make_tools(lancelot_db, LANCEDB_TABLE="embedded", OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=closed_url)
+    reply = tools.search("hiss", mode="vector")
+    assert reply["searchType"] == "text" and reply["hits"]
+    assert reply["note"].startswith("vector search failed: cannot reach 127.0.0.1:")
+
+
+def test_vector_search_with_a_rejected_key_names_the_status(lancelot_db, embedding_server, make_tools):
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-8", key="sk-wrong")
+    reply = tools.search("hiss", mode="vector")
+    assert reply["searchType"] == "text"
+    assert "vector search failed" in reply["note"] and "401" in reply["note"]
+    assert "sk-wrong" not in json.dumps(reply)
+
+
+def test_vector_search_finds_the_nearest_rows(lancelot_db, embedding_server, make_tools):
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-8")
+    for mode in ("vector", "auto"):
+        reply = tools.search("Roughen the rubber, spread the glue", mode=mode, limit=3)
+        assert (reply["searchType"], reply["count"]) == ("vector", 3)
+        assert "note" not in reply and "textMatch" not in reply
+        distances = [hit["score"] for hit in reply["hits"]]
+        assert distances == sorted(distances)  # lower is closer
+        assert reply["hits"][0]["source"] == "guide/puncture.md"
+    assert embedding_server.requests[0].inputs == ("Roughen the rubber, spread the glue",)
+
+
+def test_vector_search_respects_the_path_prefix(lancelot_db, embedding_server, make_tools):
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-8")
+    reply = tools.search("chain", mode="vector", path="notes/", limit=5)
+    assert [hit["source"] for hit in reply["hits"]] == ["notes/odd.txt"]
+
+
+def test_auto_falls_back_when_vector_search_finds_nothing(lancelot_db, embedding_server, make_tools):
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-8")
+    reply = tools.search("chain", path="nowhere/")
+    assert reply["searchType"] == "text"
+    assert reply["note"].startswith("vector search found nothing")
+    assert tools.search("chain", mode="vector", path="nowhere/")["searchType"] == "vector"
+
+
+def test_a_model_of_another_width_falls_back_with_both_widths(lancelot_db, embedding_server, make_tools):
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="workspace", model="test-16")
+    reply = tools.search("hiss", mode="vector")
+    assert reply["searchType"] == "text"
+    assert "width 16" in reply["note"] and "width 384" in reply["note"]
+
+
+def test_hybrid_is_not_available_yet(lancelot_db, make_tools):
+    with pytest.raises(NotAvailable, match="not available"):
+        make_tools(lancelot_db).search("chain", mode="hybrid")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": ""}, "empty"),
+        ({"query": "   "}, "empty"),
+        ({"query": "x" * 2001}, "2,001 characters"),
+        ({"query": "x", "limit": 0}, "between 1 and 50"),
+        ({"query": "x", "limit": 51}, "between 1 and 50"),
+        ({"query": "x", "mode": "fuzzy"}, "Unknown mode"),
+    ],
+)
+def test_bad_arguments_are_refused_with_a_reason(lancelot_db, arguments, message, make_tools):
+    with pytest.raises(InvalidRequest, match=message):
+        make_tools(lancelot_db).search(**arguments)
+
+
+def test_a_budget_out_of_range_is_refused(lancelot_db, make_tools):
+    with pytest.raises(InvalidRequest, match="budget"):
+        make_tools(lancelot_db).query("chain", budget=499)
+
+
+def test_a_missing_database_folder_is_refused_and_not_created(tmp_path, make_tools):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(DatabaseNotFound, match="does not exist"):
+        make_tools(missing).search("chain")
+    assert not missing.exists()
+
+
+def test_a_file_as_database_is_refused(tmp_path, make_tools):
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(DatabaseNotFound, match="not a database folder"):
+        make_tools(tmp_path / "file").search("chain")
+
+
+def test_no_database_configured_is_refused():
+    settings = resolve({})
+    with pytest.raises(DatabaseNotFound, match="LANCEDB_PATH"):
+        Tools(Store(settings.db_path), settings).search("chain")
+
+
+def test_a_missing_table_names_the_tables_there(lancelot_db, make_tools):
+    with pytest.raises(TableNotFound, match=r"'nope'.*'documents'"):
+        make_tools(lancelot_db).search("chain", table="nope")
+
+
+def test_a_table_without_the_text_column_is_refused(lancelot_db, make_tools):
+    with pytest.raises(TableLayoutError, match=r"no text column 'body'.*LANCEDB_TEXT_COLUMN"):
+        make_tools(lancelot_db, LANCEDB_TEXT_COLUMN="body").search("chain")
+
+
+def test_status_describes_the_indexer_table(lancelot_db, make_tools):
+    status = make_tools(lancelot_db).status()
+    assert status["database"] == {
+        "path": str(lancelot_db),
+        "exists": True,
+        "tables": ["documents", "embedded", "plain", "workspace"],
+    }
+    table = status["table"]
+    assert table["name"] == "documents" and table["exists"] is True
+    assert table["rows"] >= 4 and table["fullTextIndex"] is True
+    assert table["columns"] == ["id", "path", "title", "heading", "text", "text_hash"]
+    assert (table["textColumn"], table["titleColumn"], table["sourceColumns"]) == ("text", "title", ["path"])
+    assert (table["vectorColumn"], table["vectorWidth"]) == (None, None)
+    assert table["metadata"]["chunk_size"] == "1200" and "indexed_at" in table["metadata"]
+    assert status["embedding"] == {"model": "text-embedding-3-small", "endpoint": "api.openai.com", "apiKey": False}
+    assert status["searchTypes"] == ["text"]
+
+
+def test_status_of_an_anythingllm_table_with_a_key(lancelot_db, make_tools):
+    status = make_tools(lancelot_db, LANCEDB_TABLE="workspace", OPENAI_API_KEY="sk-secret").status()
+    table = status["table"]
+    assert (table["vectorColumn"], table["vectorWidth"], table["fullTextIndex"]) == ("vector", 384, False)
+    assert table["sourceColumns"] == ["chunkSource", "docSource"]
+    assert status["embedding"]["apiKey"] is True
+    assert status["searchTypes"] == ["text", "vector"]
+    assert "sk-secret" not in json.dumps(status)
+
+
+def test_status_of_a_missing_database_or_table_reports_instead_of_failing(tmp_path, lancelot_db, make_tools):
+    status = make_tools(tmp_path / "nowhere").status()
+    assert status["database"]["exists"] is False and "does not exist" in status["database"]["error"]
+    assert status["table"]["exists"] is False and status["searchTypes"] == []
+    status = make_tools(lancelot_db, LANCEDB_TABLE="nope").status()
+    assert status["table"]["exists"] is False and "'nope'" in status["table"]["error"]
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_version_names_every_part(lancelot_db, make_tools):
+    version = make_tools(lancelot_db).version()
+    assert set(version) == {"lancelot", "lancedb", "pyarrow", "mcp", "python", "protocolVersions"}
+    assert version["lancedb"].startswith("0.40") and version["mcp"].startswith("2.3")
+    assert version["protocolVersions"] == ["2025-11-25"]
