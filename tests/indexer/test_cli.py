@@ -1,0 +1,79 @@
+"""The command as a person or a CI job runs it: exit statuses, one summary, --quiet, the progress bar."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import lancedb
+from click.testing import CliRunner
+
+from lancelot_indexer.cli import main
+
+BIN = Path(sys.executable).parent
+
+
+def test_success_prints_one_summary_with_skips_and_exits_0(docs, tmp_path):
+    result = CliRunner().invoke(main, [str(docs), str(tmp_path / "db")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Indexed 10 documents into ")
+    assert "  binary.txt: binary file (contains NUL bytes)" in result.stdout
+    assert "Read as Windows-1252 (not valid UTF-8): legacy.txt" in result.stdout
+    assert "\r" not in result.stdout  # no progress bar without a terminal
+
+
+def test_quiet_prints_nothing_on_stdout(docs, tmp_path):
+    result = CliRunner().invoke(main, ["--quiet", str(docs), str(tmp_path / "db")])
+    assert result.exit_code == 0
+    assert result.stdout == ""
+
+
+def test_user_mistakes_exit_1_with_one_line_and_no_traceback(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = subprocess.run([BIN / "lancelot-index", empty, tmp_path / "db"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert "Error: No documents found in" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert not (tmp_path / "db" / "documents.lance").exists()
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert CliRunner().invoke(main, []).exit_code == 2
+    assert CliRunner().invoke(main, ["--chunk-size", "5", str(tmp_path), str(tmp_path / "db")]).exit_code == 2
+
+
+def test_table_chunk_size_and_no_fts_options(docs, tmp_path):
+    db = tmp_path / "db"
+    result = CliRunner().invoke(main, ["--table", "notes", "--chunk-size", "200", "--no-fts", str(docs), str(db)])
+    assert result.exit_code == 0, result.output
+    table = lancedb.connect(db).open_table("notes")
+    assert list(table.list_indices()) == []
+    assert max(len(text) for text in table.to_arrow()["text"].to_pylist()) <= 200
+
+
+def test_a_progress_bar_is_drawn_on_a_terminal(docs, tmp_path):
+    # A real pseudo-terminal, opened without forking this (lance-loaded) process.
+    primary, secondary = os.openpty()
+    command = [BIN / "lancelot-index", docs, tmp_path / "db"]
+    process = subprocess.Popen(command, stdin=secondary, stdout=secondary, stderr=secondary, close_fds=True)
+    os.close(secondary)
+    seen = b""
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # EIO: the terminal closed
+            break
+        if not data:
+            break
+        seen += data
+    os.close(primary)
+    assert process.wait(timeout=60) == 0
+    text = seen.decode("utf-8", "replace")
+    assert "read" in text and "100%" in text
+    assert "Indexed 10 documents" in text
+
+
+def test_the_session_database_fixture_is_searchable(indexed_db):
+    table = lancedb.connect(indexed_db).open_table("documents")
+    assert table.search("puncture", query_type="fts").limit(1).to_list()

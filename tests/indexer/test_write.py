@@ -1,0 +1,132 @@
+"""Atomic replacement, crash safety, bounded growth and concurrent readers, on a real database."""
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from lancelot_indexer import write
+from lancelot_indexer.errors import LockedError
+from lancelot_indexer.pipeline import Options, build
+
+from .conftest import write_big_text
+
+BIN = Path(sys.executable).parent
+
+
+def size_of(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def snapshot(db: Path) -> list[dict]:
+    return sorted(lancedb.connect(db).open_table("documents").to_arrow().to_pylist(), key=lambda row: row["id"])
+
+
+def small_docs(root: Path, files: int = 40, edition: int = 0) -> Path:
+    root.mkdir(exist_ok=True)
+    for n in range(files):
+        body = "\n\n".join(f"Paragraph {p} of file {n}, edition {edition}: gears chains and spokes." for p in range(30))
+        (root / f"doc{n:02}.md").write_text(f"# Document {n}\n\n{body}\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_large_write_leaves_the_previous_table_complete(tmp_path):
+    db = tmp_path / "db"
+    build(small_docs(tmp_path / "small"), db)
+    before = snapshot(db)
+    big = tmp_path / "big"
+    big.mkdir()
+    for n in range(3):
+        write_big_text(big / f"big{n}.txt", 12 * 1024 * 1024)
+    data_dir = db / "documents.lance" / "data"
+    files_before = set(data_dir.iterdir())
+    process = subprocess.Popen([BIN / "lancelot-index", "--quiet", big, db], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while set(data_dir.iterdir()) == files_before and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL, "the indexer finished before it could be killed"
+    assert snapshot(db) == before
+    table = lancedb.connect(db).open_table("documents")
+    assert len(table.search("spokes", query_type="fts").limit(5000).to_list()) == len(before)
+    # The next run succeeds and clears what the killed one left behind.
+    build(small_docs(tmp_path / "small", edition=1), db)
+    assert not list((db / "documents.lance").rglob(".tmp*"))
+    assert all("edition 1" in row["text"] for row in snapshot(db) if "Paragraph" in row["text"])
+
+
+def test_leftover_temp_files_are_removed_under_the_lock(tmp_path):
+    db = tmp_path / "db"
+    docs = small_docs(tmp_path / "docs", files=2)
+    build(docs, db)
+    leftover = db / "documents.lance" / "data" / ".tmp_abandoned.lance"
+    leftover.write_bytes(b"x" * 1000)
+    build(docs, db)
+    assert not leftover.exists()
+
+
+def test_a_second_indexer_is_refused_while_one_holds_the_lock(tmp_path):
+    db = tmp_path / "db"
+    docs = small_docs(tmp_path / "docs", files=2)
+    with write.locked(db), pytest.raises(LockedError, match="Another lancelot-index"):
+        build(docs, db)
+
+
+def test_ten_rebuilds_of_an_unchanged_folder_stay_under_three_times_one_build(tmp_path):
+    docs = small_docs(tmp_path / "docs")
+    db = tmp_path / "db"
+    build(docs, db)
+    one_build = size_of(db)
+    for _ in range(10):
+        build(docs, db)
+    assert size_of(db) < 3 * one_build
+
+
+@pytest.mark.slow
+def test_rebuilds_that_change_everything_stay_bounded_while_a_reader_searches(tmp_path):
+    db = tmp_path / "db"
+    docs = tmp_path / "docs"
+    keep = timedelta(seconds=0.5)
+    build(small_docs(docs), db, Options(keep_versions=keep))
+    one_build = size_of(db)
+    expected = len(snapshot(db))  # every chunk mentions gears; every edition has the same shape
+    errors: list[BaseException] = []
+    searches = 0
+    stop = threading.Event()
+
+    def read() -> None:
+        nonlocal searches
+        table = lancedb.connect(db, read_consistency_interval=timedelta(seconds=0.2)).open_table("documents")
+        while not stop.is_set():
+            try:
+                hits = table.search("gears", query_type="fts").limit(10_000).to_list()
+                assert len(hits) == expected
+                assert table.count_rows() == expected
+                searches += 1
+            except BaseException as exc:
+                errors.append(exc)
+                return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for edition in range(1, 11):
+            build(small_docs(docs, edition=edition), db, Options(keep_versions=keep))
+            time.sleep(keep.total_seconds())
+    finally:
+        stop.set()
+        reader.join(timeout=60)
+    assert not errors, errors[0]
+    assert searches > 10
+    assert size_of(db) < 3 * one_build
+    assert {row["text"].split("edition ")[-1][:2] for row in snapshot(db) if "edition" in row["text"]} == {"10"}
