@@ -16,8 +16,10 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, Field, ValidationError
 
 from lancelot_schema.settings import Settings
@@ -217,3 +219,28 @@ def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
 def serve_stdio(server: MCPServer) -> None:
     """Serve over this process's stdin and stdout until stdin closes."""
     server.run("stdio")
+
+
+# Streamable HTTP (`http.py`) and AWS Lambda (`lambda_handler.py`) wrap these, so that they need no mcp import.
+
+Server = MCPServer
+"""The server type that `build_server` returns, for the transports' annotations."""
+
+HTTP_PROTOCOL_VERSIONS: tuple[str, ...] = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+"""Every MCP-Protocol-Version an HTTP client may send: the handshake era and the stateless 2026 era."""
+
+
+def http_endpoint(server: MCPServer) -> StreamableHTTPSessionManager:
+    """A fresh stateless Streamable HTTP endpoint for `server` that answers each POST with one JSON object.
+
+    Use it as `async with endpoint.run(): await endpoint.handle_request(scope, receive, send)`. The SDK's
+    own Host/Origin checks are off: `lancelot_server.guard` does them, with our statuses, in front of it.
+    Cheap enough to build per Lambda invocation, which the SDK needs there (its session manager runs only
+    once; python-sdk #3121).
+    """
+    server.streamable_http_app(
+        json_response=True,
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    return server.session_manager

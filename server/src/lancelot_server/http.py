@@ -18,7 +18,7 @@ from starlette.types import Receive, Scope, Send
 
 from lancelot_schema import logs
 from lancelot_schema.settings import Settings
-from lancelot_server import _http_sdk as sdk
+from lancelot_server import app
 from lancelot_server.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
 
 DEFAULT_HOST = "127.0.0.1"
@@ -42,15 +42,15 @@ def http_rules(settings: Settings, host: str, port: int) -> Rules:
         path=ENDPOINT,
         allowed_hosts=hosts,
         allowed_origins=split_setting(settings.allowed_origins),
-        protocol_versions=frozenset(sdk.PROTOCOL_VERSIONS),
+        protocol_versions=frozenset(app.HTTP_PROTOCOL_VERSIONS),
     )
 
 
 class HttpApp:
     """The ASGI application uvicorn runs: the SDK endpoint's lifespan, and every request through the guard."""
 
-    def __init__(self, server: sdk.MCPServer, rules: Rules) -> None:
-        self.endpoint = sdk.http_endpoint(server)
+    def __init__(self, server: app.Server, rules: Rules) -> None:
+        self.endpoint = app.http_endpoint(server)
         self.guard = Guard(self.endpoint.handle_request, rules)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -68,7 +68,7 @@ class HttpApp:
 
 
 def serve(
-    server: sdk.MCPServer,
+    server: app.Server,
     settings: Settings,
     *,
     host: str = DEFAULT_HOST,

@@ -1,0 +1,182 @@
+"""AWS Lambda entry point: API Gateway HTTP API events (payload format 2.0) in, MCP answers out.
+
+    event ─→ ASGI scope + body chunks ─→ Guard (same rules as HTTP) ─→ SDK endpoint ─→ response dict
+
+Import (Lambda's init phase) loads the MCP SDK but not LanceDB or openai, which load at first use. Per
+container, on the first invocation: settings, logging, the MCP server with its store (the database
+connection, opened at its first use) and one event loop. Per invocation: only the SDK's stateless
+endpoint, which must be fresh each time (its session manager runs once; python-sdk #3121). No Mangum:
+we drive the ASGI app ourselves. Nothing is written outside /tmp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from starlette.types import Message
+
+from lancelot_schema import logs
+from lancelot_schema import settings as settings_module
+from lancelot_schema.settings import Settings
+from lancelot_server import app
+from lancelot_server.guard import Guard, Rules, split_setting
+
+# Decoded bytes handed to the guard per receive(): it stops pulling once a body passes its limit.
+CHUNK = 16 * 1024
+_TEXT_TYPES = ("application/json", "text/")
+
+Event = Mapping[str, Any]
+
+log = structlog.get_logger("lancelot.lambda")
+
+
+@dataclass
+class Container:
+    """What a warm Lambda container keeps between invocations."""
+
+    server: app.Server  # holds the store, and so the database connection
+    rules: Rules
+    loop: asyncio.AbstractEventLoop
+
+
+_container: Container | None = None
+
+
+def lambda_rules(settings: Settings, protocol_versions: tuple[str, ...]) -> Rules:
+    """Lambda has no bind address: the Host is checked only when LANCELOT_ALLOWED_HOSTS lists some."""
+    return Rules(
+        path=settings.base_path,
+        allowed_hosts=split_setting(settings.allowed_hosts) if settings.allowed_hosts is not None else None,
+        allowed_origins=split_setting(settings.allowed_origins),
+        protocol_versions=frozenset(protocol_versions),
+    )
+
+
+def container() -> Container:
+    """The warm container's state, made on the first invocation."""
+    global _container
+    if _container is None:
+        logs.configure("INFO", json=True)
+        settings = settings_module.load(os.environ)
+        for problem in settings.warnings:
+            log.warning(problem)
+        _container = Container(
+            server=app.build_server(settings),
+            rules=lambda_rules(settings, app.HTTP_PROTOCOL_VERSIONS),
+            loop=asyncio.new_event_loop(),
+        )
+    return _container
+
+
+def handler(event: Event, context: object = None) -> dict[str, Any]:
+    """The function's handler: `lancelot_server.lambda_handler.handler`."""
+    warm = container()
+    return warm.loop.run_until_complete(invoke(warm, event))
+
+
+async def invoke(warm: Container, event: Event) -> dict[str, Any]:
+    """Answer one event through the guard and a fresh SDK endpoint."""
+    endpoint = app.http_endpoint(warm.server)
+    response = _Response()
+    async with endpoint.run():
+        await Guard(endpoint.handle_request, warm.rules)(scope(event), _receiver(event), response.send)
+    return response.result()
+
+
+def scope(event: Event) -> dict[str, Any]:
+    """The ASGI HTTP scope for a payload-2.0 event."""
+    http = event.get("requestContext", {}).get("http", {})
+    headers = {name.lower(): value for name, value in (event.get("headers") or {}).items()}
+    cookies = event.get("cookies") or []
+    if cookies:
+        headers["cookie"] = "; ".join(cookies)
+    host = headers.get("host", "")
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": str(http.get("method", "GET")).upper(),
+        "scheme": headers.get("x-forwarded-proto", "https"),
+        "path": event.get("rawPath") or "/",
+        "raw_path": (event.get("rawPath") or "/").encode(),
+        "root_path": "",
+        "query_string": (event.get("rawQueryString") or "").encode(),
+        "headers": [(name.encode("latin-1"), str(value).encode("latin-1")) for name, value in headers.items()],
+        "client": (http.get("sourceIp", ""), 0),
+        "server": (host.split(":")[0], 443),
+    }
+
+
+def _body_chunks(event: Event) -> Iterator[bytes]:
+    """The body, decoded a slice at a time so an oversized one is never decoded whole."""
+    body = event.get("body") or ""
+    if not event.get("isBase64Encoded"):
+        raw = body.encode("utf-8")
+        for start in range(0, len(raw), CHUNK):
+            yield raw[start : start + CHUNK]
+        return
+    step = CHUNK // 3 * 4  # whole base64 quanta
+    for start in range(0, len(body), step):
+        yield base64.b64decode(body[start : start + step])
+
+
+def _receiver(event: Event) -> Callable[[], Any]:
+    chunks = _body_chunks(event)
+    pending = next(chunks, b"")
+    done = False
+
+    async def receive() -> Message:
+        nonlocal pending, done
+        if done:
+            return {"type": "http.disconnect"}
+        chunk = pending
+        following = next(chunks, None)
+        if following is None:
+            done = True
+        else:
+            pending = following
+        return {"type": "http.request", "body": chunk, "more_body": not done}
+
+    return receive
+
+
+class _Response:
+    """Collects what the ASGI app sends and turns it into the payload-2.0 response."""
+
+    def __init__(self) -> None:
+        self.status = 500
+        self.headers: dict[str, str] = {}
+        self.cookies: list[str] = []
+        self.body = bytearray()
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            for raw_name, raw_value in message.get("headers", []):
+                name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+                if name == "set-cookie":
+                    self.cookies.append(value)
+                elif name in self.headers:
+                    self.headers[name] = f"{self.headers[name]}, {value}"
+                else:
+                    self.headers[name] = value
+        elif message["type"] == "http.response.body":
+            self.body.extend(message.get("body", b""))
+
+    def result(self) -> dict[str, Any]:
+        as_text = self.headers.get("content-type", "").startswith(_TEXT_TYPES) or not self.body
+        result: dict[str, Any] = {
+            "statusCode": self.status,
+            "headers": self.headers,
+            "body": bytes(self.body).decode("utf-8") if as_text else base64.b64encode(self.body).decode("ascii"),
+            "isBase64Encoded": not as_text,
+        }
+        if self.cookies:
+            result["cookies"] = self.cookies
+        return result

@@ -1,0 +1,216 @@
+"""The Lambda handler with API Gateway HTTP API (payload format 2.0) events, over a real LanceDB database."""
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from lancelot_server import lambda_handler
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    """examples/docs indexed by the real lancelot-index."""
+    db = tmp_path_factory.mktemp("db") / "lancelot-db"
+    index = [Path(sys.executable).parent / "lancelot-index", ROOT / "examples" / "docs", db, "--quiet"]
+    subprocess.run(index, check=True, capture_output=True, timeout=300)
+    return db
+
+
+@pytest.fixture
+def lambda_env(monkeypatch, tmp_path, database):
+    """A cold container: the environment Lambda would give, and no state left from another test."""
+    for name in ("OPENAI_API_KEY", "LANCELOT_ALLOWED_ORIGINS", "LANCELOT_ALLOWED_HOSTS", "LANCELOT_BASE_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANCEDB_PATH", str(database))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(lambda_handler, "_container", None)
+    yield monkeypatch
+    cold_start()
+
+
+def cold_start():
+    """Drop the warm container, as a new one would start (its event loop closed first)."""
+    if lambda_handler._container is not None:
+        lambda_handler._container.loop.close()
+        lambda_handler._container = None
+
+
+def event(body=None, *, method="POST", path="/", headers=None, encode=False, version=None, query=""):
+    headers = {"host": HOST, "x-forwarded-proto": "https", **JSON_HEADERS, **(headers or {})}
+    if version:
+        headers["mcp-protocol-version"] = version
+    raw = body if isinstance(body, str) or body is None else json.dumps(body)
+    if encode and raw is not None:
+        raw = base64.b64encode(raw.encode()).decode()
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": path,
+        "rawQueryString": query,
+        "cookies": ["session=abc"],
+        "headers": headers,
+        "requestContext": {
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "198.51.100.7"},
+            "stage": "$default",
+        },
+        "body": raw,
+        "isBase64Encoded": encode,
+    }
+
+
+def rpc(method, params=None, id=1):
+    message = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def call(tool, arguments=None):
+    return rpc("tools/call", {"name": tool, "arguments": arguments or {}})
+
+
+def answer(response):
+    assert response["isBase64Encoded"] is False
+    return json.loads(response["body"])
+
+
+def test_initialize_answers_one_json_object_without_a_session(lambda_env):
+    init = rpc(
+        "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    )
+    response = lambda_handler.handler(event(init), None)
+    assert response["statusCode"] == 200
+    assert response["headers"]["content-type"] == "application/json"
+    assert "mcp-session-id" not in response["headers"]
+    result = answer(response)["result"]
+    assert result["serverInfo"]["name"] == "lancelot"
+    assert result["protocolVersion"] == "2025-11-25"
+
+
+def test_tools_list_names_the_four_tools(lambda_env):
+    response = lambda_handler.handler(event(rpc("tools/list"), version="2025-11-25"), None)
+    names = {tool["name"] for tool in answer(response)["result"]["tools"]}
+    assert names == {"lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"}
+
+
+def test_each_tool_answers(lambda_env, database):
+    search = answer(
+        lambda_handler.handler(event(call("lancedb_search", {"query": "vulcanising solution", "mode": "text"})), None)
+    )
+    hits = search["result"]["structuredContent"]["hits"]
+    assert hits[0]["id"] == "guide/puncture.md#3"
+    query = answer(
+        lambda_handler.handler(event(call("lancedb_query", {"query": "degrease lubricant", "mode": "text"})), None)
+    )
+    assert "Chain care" in query["result"]["content"][0]["text"]
+    status = answer(lambda_handler.handler(event(call("lancedb_status")), None))
+    assert status["result"]["isError"] is False
+    assert str(database) in status["result"]["content"][0]["text"]
+    version = answer(lambda_handler.handler(event(call("lancedb_version")), None))
+    assert "2026-07-28" in version["result"]["content"][0]["text"]
+
+
+def test_a_2026_client_discovers_and_calls_without_a_handshake(lambda_env):
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    discover = event(
+        rpc("server/discover", {"_meta": meta}), version="2026-07-28", headers={"mcp-method": "server/discover"}
+    )
+    assert "2026-07-28" in answer(lambda_handler.handler(discover, None))["result"]["supportedVersions"]
+    search = call("lancedb_search", {"query": "workshop open Tuesday", "mode": "text"})
+    search["params"]["_meta"] = meta
+    headers = {"mcp-method": "tools/call", "mcp-name": "lancedb_search"}
+    response = lambda_handler.handler(event(search, version="2026-07-28", headers=headers), None)
+    assert response["statusCode"] == 200
+    assert answer(response)["result"]["structuredContent"]["hits"][0]["title"] == "Opening hours and policies"
+
+
+def test_a_base64_body_is_decoded(lambda_env):
+    response = lambda_handler.handler(event(rpc("tools/list"), encode=True), None)
+    assert response["statusCode"] == 200
+    assert len(answer(response)["result"]["tools"]) == 4
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_get_and_delete_are_405_with_allow(lambda_env, method):
+    response = lambda_handler.handler(event(method=method), None)
+    assert response["statusCode"] == 405
+    assert response["headers"]["allow"] == "POST"
+
+
+@pytest.mark.parametrize("encode", [False, True])
+@pytest.mark.parametrize("declared", [None, "100"])
+def test_a_body_over_64_kb_is_413_whatever_its_length_header_says(lambda_env, encode, declared):
+    big = json.dumps(call("lancedb_search", {"query": "x" * 70_000}))
+    headers = {"content-length": declared} if declared else {}
+    response = lambda_handler.handler(event(big, encode=encode, headers=headers), None)
+    assert response["statusCode"] == 413
+
+
+def test_a_foreign_origin_is_403_and_a_listed_one_passes(lambda_env):
+    assert (
+        lambda_handler.handler(event(rpc("tools/list"), headers={"origin": "https://evil.example"}), None)["statusCode"]
+        == 403
+    )
+    cold_start()
+    lambda_env.setenv("LANCELOT_ALLOWED_ORIGINS", "https://app.example")
+    response = lambda_handler.handler(event(rpc("tools/list"), headers={"origin": "https://app.example"}), None)
+    assert response["statusCode"] == 200
+
+
+def test_the_host_is_checked_only_when_hosts_are_listed(lambda_env):
+    assert lambda_handler.handler(event(rpc("tools/list")), None)["statusCode"] == 200
+    cold_start()
+    lambda_env.setenv("LANCELOT_ALLOWED_HOSTS", "search.example.com")
+    assert lambda_handler.handler(event(rpc("tools/list")), None)["statusCode"] == 403
+    ok = event(rpc("tools/list"), headers={"host": "search.example.com"})
+    assert lambda_handler.handler(ok, None)["statusCode"] == 200
+
+
+def test_the_base_path_is_the_endpoint_and_other_paths_are_404(lambda_env):
+    lambda_env.setenv("LANCELOT_BASE_PATH", "/lancelot")
+    assert lambda_handler.handler(event(rpc("tools/list"), path="/other"), None)["statusCode"] == 404
+    assert lambda_handler.handler(event(rpc("tools/list"), path="/lancelot/mcp"), None)["statusCode"] == 404
+    assert lambda_handler.handler(event(rpc("tools/list"), path="/lancelot", query="a=1"), None)["statusCode"] == 200
+
+
+def test_without_a_base_path_every_path_is_served(lambda_env):
+    for path in ("/", "/mcp", "/anything/here"):
+        assert lambda_handler.handler(event(rpc("tools/list"), path=path), None)["statusCode"] == 200
+
+
+def test_a_body_that_is_not_json_and_an_unknown_protocol_version_are_400(lambda_env):
+    assert lambda_handler.handler(event("{not json"), None)["statusCode"] == 400
+    response = lambda_handler.handler(event(rpc("tools/list"), version="2099-01-01"), None)
+    assert response["statusCode"] == 400
+    assert answer(response)["error"]["data"]["requested"] == "2099-01-01"
+
+
+def test_a_warm_invocation_reuses_the_container_and_its_database_connection(lambda_env):
+    connects = []
+    real_connect = lancedb.connect
+
+    def counting_connect(*args, **kwargs):
+        connects.append(args)
+        return real_connect(*args, **kwargs)
+
+    lambda_env.setattr(lancedb, "connect", counting_connect)
+    first = lambda_handler.handler(event(call("lancedb_search", {"query": "tyre levers", "mode": "text"})), None)
+    cold = lambda_handler._container
+    second = lambda_handler.handler(
+        event(call("lancedb_search", {"query": "hiss bubbles", "mode": "text"}), encode=True), None
+    )
+    assert answer(first)["result"]["isError"] is False
+    assert (
+        answer(second)["result"]["structuredContent"]["hits"][0]["heading"] == "Fixing a flat tyre > Finding the hole"
+    )
+    assert lambda_handler._container is cold
+    assert len(connects) == 1
