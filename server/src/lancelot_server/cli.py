@@ -32,13 +32,13 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
     help="Least severe log level written to stderr.",
 )
 def main(http_port: int | None, host: str | None, log_level: str) -> None:
-    """Serve Lancelot's read-only search tools to an MCP client over stdio.
+    """Serve Lancelot's read-only search tools to an MCP client over stdio, or over HTTP with --http.
 
     Settings come from the environment (LANCEDB_PATH, LANCEDB_TABLE, OPENAI_API_KEY, ...), then from what
     lancelot-init stored. Logs go to stderr; stdout carries MCP messages only.
     """
-    if http_port is not None or host is not None:
-        raise click.UsageError("HTTP mode (--http, --host) is not available yet; run without them to serve over stdio.")
+    if host is not None and http_port is None:
+        raise click.UsageError("--host goes with --http: add --http [PORT].")
     from lancelot_server.stdio import StdoutDiversion
 
     diversion = StdoutDiversion()
@@ -53,6 +53,12 @@ def main(http_port: int | None, host: str | None, log_level: str) -> None:
     for problem in resolved.warnings:
         app.log.warning(problem)
     server = app.build_server(resolved)
+    if http_port is not None:
+        from lancelot_server import http
+
+        # stdout stays diverted to stderr for the whole run: over HTTP nothing may reach it.
+        http.serve(server, resolved, host=host or http.DEFAULT_HOST, port=http_port, log_level=log_level)
+        return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
     diversion.restore()
     app.serve_stdio(server)
