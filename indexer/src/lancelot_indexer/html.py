@@ -6,8 +6,6 @@ and turns the marked text into paragraphs, so a page costs a handful of calls ra
 
 from __future__ import annotations
 
-import re
-
 from selectolax.lexbor import LexborHTMLParser
 
 from lancelot_indexer.chunk import Block, Document
@@ -31,8 +29,6 @@ _PRE_TAB = "\ue005"
 _HEADING = {level: chr(0xE010 + level) for level in range(1, 7)}
 _HEADING_LEVEL = {marker: level for level, marker in _HEADING.items()}
 
-_WHITESPACE = re.compile(r"[ \t\n\r\f]+")
-_AROUND_MARKERS = re.compile(" *([\ue000-\ue01f]) *")
 _PRE_RESTORE = str.maketrans({_PRE_NEWLINE: "\n", _PRE_SPACE: " ", _PRE_TAB: "\t"})
 _PRE_PROTECT = str.maketrans({"\n": _PRE_NEWLINE, " ": _PRE_SPACE, "\t": _PRE_TAB, "\r": ""})
 
@@ -70,9 +66,11 @@ def extract(html: str, file_name: str) -> Document:
 
 
 def _blocks(marked: str) -> list[Block]:
-    text = _AROUND_MARKERS.sub(r"\1", _WHITESPACE.sub(" ", marked))
+    # str.split() collapses whitespace far faster than a regular expression; the markers are not whitespace.
+    text = " ".join(marked.split())
     blocks: list[Block] = []
-    for part in text.split(_PARAGRAPH):
+    for raw in text.split(_PARAGRAPH):
+        part = raw.strip(" ")
         if not part:
             continue
         first = part[0]
@@ -84,8 +82,7 @@ def _blocks(marked: str) -> list[Block]:
         level = _HEADING_LEVEL.get(first, 0)
         if level:
             part = part[1:]
-        lines = [line.strip() for line in part.split(_LINE)]
-        paragraph = "\n".join(line for line in lines if line)
+        paragraph = "\n".join(line for line in (piece.strip(" ") for piece in part.split(_LINE)) if line)
         if paragraph:
             blocks.append(Block(paragraph, level=level))
     return blocks
