@@ -1,0 +1,280 @@
+"""`lancelot --http` as a real process on a loopback port: every status rule over raw HTTP, then the MCP
+SDK's Streamable HTTP client (each protocol era) calling the four tools over examples/docs."""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+ACCEPT = {"accept": "application/json, text/event-stream"}
+HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+SENTINEL = "zebra sentinel 4711"  # a query that must never reach the log at info level
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Running:
+    """A `lancelot --http` process; its stdout and stderr go to files the tests can read at any time."""
+
+    def __init__(self, folder, env, *args):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.stdout, self.stderr = folder / "stdout", folder / "stderr"
+        command = [BIN / "lancelot", "--http", str(self.port), *args]
+        with self.stdout.open("w") as out, self.stderr.open("w") as err:
+            self.process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+        deadline = time.monotonic() + 60
+        while True:
+            assert self.process.poll() is None, self.stderr.read_text()
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "lancelot --http never listened"
+                time.sleep(0.05)
+
+    def log(self):
+        return [json.loads(line) for line in self.stderr.read_text().splitlines() if line.startswith("{")]
+
+    def stop(self):
+        self.process.terminate()
+        return self.process.wait(timeout=30)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        assert self.stop() == 0
+
+
+def environment(database, **extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
+    return {**env, "LANCEDB_PATH": str(database), **extra}
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory):
+    db = tmp_path_factory.mktemp("db") / "lancelot-db"
+    index = [BIN / "lancelot-index", ROOT / "examples" / "docs", db, "--quiet"]
+    subprocess.run(index, check=True, capture_output=True, timeout=300)
+    return db
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, database):
+    running = Running(tmp_path_factory.mktemp("server"), environment(database))
+    yield running
+    assert running.stop() == 0
+
+
+def post(server, body, headers=None, path="/mcp"):
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {"content-type": "application/json", **ACCEPT, **(headers or {})}
+    return httpx.post(f"http://127.0.0.1:{server.port}{path}", content=content, headers=headers, timeout=30)
+
+
+def rpc(method, params=None):
+    return {"jsonrpc": "2.0", "id": 1, "method": method, **({"params": params} if params is not None else {})}
+
+
+def raw(server, head, body_parts=()):
+    """Send `head` (and then each body part, while the server has not answered) on a raw socket."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(head)
+        sock.setblocking(False)
+        answer = b""
+        for part in body_parts:
+            try:
+                sock.sendall(part)
+            except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+                break
+            time.sleep(0.01)
+            try:
+                answer += sock.recv(65536)
+            except BlockingIOError:
+                continue
+            if answer:
+                break
+        sock.setblocking(True)
+        while b"\r\n\r\n" not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return int(answer.split(b" ", 2)[1]), answer
+
+
+def head(server, extra):
+    lines = [b"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{server.port}".encode(), b"Content-Type: application/json"]
+    return b"\r\n".join([*lines, *extra]) + b"\r\n\r\n"
+
+
+def chunked(size, piece=8192):
+    sent = 0
+    while sent < size:
+        yield b"%x\r\n" % piece + b"x" * piece + b"\r\n"
+        sent += piece
+
+
+# --- every status rule, over raw HTTP ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/", "/other", "/mcp/more"])
+def test_a_path_other_than_mcp_is_404(server, path):
+    assert post(server, rpc("tools/list"), path=path).status_code == 404
+
+
+def test_a_request_with_an_origin_is_403_when_no_origin_is_allowed(server):
+    answer = post(server, rpc("tools/list"), {"origin": f"http://127.0.0.1:{server.port}"})
+    assert answer.status_code == 403
+    assert "Origin" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("host", ["evil.example.com", "evil.example.com:80", "127.0.0.1:1"])
+def test_a_host_not_allowed_is_403(server, host):
+    assert post(server, rpc("tools/list"), {"host": host}).status_code == 403
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]"])
+def test_the_loopback_names_with_the_port_are_allowed(server, host):
+    assert post(server, rpc("tools/list"), {"host": f"{host}:{server.port}"}).status_code == 200
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_get_and_delete_are_405_with_allow_post_and_never_open_a_stream(server, method):
+    answer = httpx.request(method, server.url, headers={"accept": "text/event-stream"}, timeout=10)
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == "POST"
+
+
+def test_a_declared_length_over_64_kb_is_413_before_the_body_is_sent(server):
+    status, _ = raw(server, head(server, [b"Content-Length: 100000"]))
+    assert status == 413
+
+
+def test_a_chunked_body_over_64_kb_is_413_while_it_is_still_being_sent(server):
+    status, _ = raw(server, head(server, [b"Transfer-Encoding: chunked"]), chunked(1_000_000))
+    assert status == 413
+
+
+def test_a_content_length_that_lies_cannot_carry_a_larger_body_in(server):
+    # The body is framed by Transfer-Encoding, which wins over the (small, false) Content-Length.
+    status, _ = raw(server, head(server, [b"Content-Length: 10", b"Transfer-Encoding: chunked"]), chunked(200_000))
+    assert status == 413
+
+
+@pytest.mark.parametrize("body", [b"not json", b"{", b""])
+def test_a_body_that_is_not_json_is_400(server, body):
+    answer = post(server, body)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == -32700
+
+
+def test_an_unsupported_protocol_version_is_400(server):
+    answer = post(server, rpc("tools/list"), {"mcp-protocol-version": "2019-01-01"})
+    assert answer.status_code == 400
+    assert "2025-03-26" in answer.json()["error"]["data"]["supported"]
+
+
+def test_without_a_protocol_version_header_the_request_is_served_as_2025_03_26(server):
+    answer = post(server, rpc("tools/list"))
+    assert answer.status_code == 200
+    assert len(answer.json()["result"]["tools"]) == 4
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
+def test_each_handshake_version_initializes_without_a_session(server, version):
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    answer = post(server, rpc("initialize", params))
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "application/json"
+    assert "mcp-session-id" not in answer.headers
+    assert answer.json()["result"]["protocolVersion"] == version
+
+
+# --- the SDK's Streamable HTTP client ------------------------------------------------------------
+
+
+async def four_tools(url, mode):
+    async with Client(url, mode=mode) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        search = await client.call_tool("lancedb_search", {"query": "vulcanising solution", "mode": "text"})
+        query = await client.call_tool("lancedb_query", {"query": "chain lubricant", "mode": "text"})
+        status = await client.call_tool("lancedb_status", {})
+        version = await client.call_tool("lancedb_version", {})
+        return client.protocol_version, names, search, query, status, version
+
+
+@pytest.mark.parametrize(
+    ("mode", "negotiated"), [("legacy", "2025-11-25"), ("auto", "2026-07-28"), ("2026-07-28", "2026-07-28")]
+)
+def test_the_sdk_client_calls_all_four_tools(server, database, mode, negotiated):
+    version, names, search, query, status, versions = anyio.run(four_tools, server.url, mode)
+    assert version == negotiated
+    assert names == {"lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"}
+    assert not any(result.is_error for result in (search, query, status, versions))
+    assert search.structured_content["hits"][0]["id"] == "guide/puncture.md#3"
+    assert "Chain care" in query.content[0].text
+    assert str(database) in status.content[0].text
+    assert "2026-07-28" in versions.content[0].text
+
+
+# --- what the process writes ---------------------------------------------------------------------
+
+
+def test_one_json_log_line_per_request_on_stderr_never_the_query_and_nothing_on_stdout(server):
+    answer = post(server, rpc("tools/call", {"name": "lancedb_search", "arguments": {"query": SENTINEL}}))
+    assert answer.status_code == 200
+    time.sleep(0.2)
+    requests = [line for line in server.log() if line["event"] == "request"]
+    last = requests[-1]
+    assert {k: last[k] for k in ("method", "path", "status", "rpc_method", "tool")} == {
+        "method": "POST",
+        "path": "/mcp",
+        "status": 200,
+        "rpc_method": "tools/call",
+        "tool": "lancedb_search",
+    }
+    assert last["duration_ms"] >= 0
+    assert {line["status"] for line in requests} >= {200, 400, 403, 404, 405, 413}
+    assert SENTINEL not in server.stderr.read_text()
+    assert server.stdout.read_text() == ""
+
+
+def test_a_public_bind_without_allowed_hosts_warns_and_accepts_any_host(tmp_path, database):
+    with Running(tmp_path, environment(database), "--host", "0.0.0.0") as running:
+        assert post(running, rpc("tools/list"), {"host": "search.example.com"}).status_code == 200
+        assert any(line["event"] == "host_check_off" and line["level"] == "warning" for line in running.log())
+
+
+def test_allowed_hosts_replace_the_loopback_defaults(tmp_path, database):
+    with Running(tmp_path, environment(database, LANCELOT_ALLOWED_HOSTS="search.example.com")) as running:
+        assert post(running, rpc("tools/list"), {"host": "search.example.com"}).status_code == 200
+        assert post(running, rpc("tools/list")).status_code == 403
+
+
+def test_allowed_origins_let_those_origins_call(tmp_path, database):
+    origins = environment(database, LANCELOT_ALLOWED_ORIGINS="https://app.example, https://b.example")
+    with Running(tmp_path, origins) as running:
+        assert post(running, rpc("tools/list"), {"origin": "https://b.example"}).status_code == 200
+        assert post(running, rpc("tools/list"), {"origin": "https://c.example"}).status_code == 403
+
+
+def test_the_log_names_the_endpoint(server):
+    serving = next(line for line in server.log() if line["event"] == "serving")
+    assert re.fullmatch(rf"http://127\.0\.0\.1:{server.port}/mcp", serving["url"])
