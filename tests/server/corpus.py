@@ -114,7 +114,10 @@ def add_vectors(db: Path, source_table: str, name: str, vector_of: Any, width: i
     connection = lancedb.connect(str(db))
     data = connection.open_table(source_table).to_arrow()
     vectors = pa.array([vector_of(text) for text in data.column("text").to_pylist()], pa.list_(pa.float32(), width))
-    connection.create_table(name, data.append_column("vector", vectors))
+    from lancedb.index import FTS
+
+    table = connection.create_table(name, data.append_column("vector", vectors))
+    table.create_index("text", config=FTS())
 
 
 def plain_table(db: Path, name: str, rows: list[dict[str, Any]]) -> None:

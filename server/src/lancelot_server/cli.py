@@ -60,5 +60,5 @@ def main(http_port: int | None, host: str | None, log_level: str) -> None:
         http.serve(server, resolved, host=host or http.DEFAULT_HOST, port=http_port, log_level=log_level)
         return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
-    diversion.restore()
+    diversion.hand_back()
     app.serve_stdio(server)

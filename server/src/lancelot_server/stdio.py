@@ -12,7 +12,7 @@ from typing import TextIO
 
 
 class StdoutDiversion:
-    """Point fd 1 and `sys.stdout` at stderr; `restore()` hands the real stdout back for the transport."""
+    """Point fd 1 and `sys.stdout` at stderr; `hand_back()` hands the real stdout back for the transport."""
 
     def __init__(self) -> None:
         sys.stdout.flush()
@@ -21,7 +21,7 @@ class StdoutDiversion:
         os.dup2(2, 1)
         sys.stdout = sys.stderr
 
-    def restore(self) -> None:
+    def hand_back(self) -> None:
         # The SDK's stdio transport claims fd 1 for itself and diverts it to stderr again while it serves,
         # so the window in between runs only the transport's own setup.
         sys.stderr.flush()

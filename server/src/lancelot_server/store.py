@@ -59,9 +59,8 @@ def _vector_widths(schema: Any) -> dict[str, int]:
         if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
             found[arrow_field.name] = kind.list_size
     # Our own column name first, so a table with several vector columns searches the documented one.
-    ordered = {name: found[name] for name in layout.VECTOR_COLUMNS if name in found}
-    ordered.update(found)
-    return ordered
+    ours = {name: found[name] for name in layout.VECTOR_COLUMNS if name in found}
+    return {**ours, **found}
 
 
 def describe(schema: Any, text_column: str, table: str) -> Layout:

@@ -84,7 +84,7 @@ class Tools:
             reply["textMatch"] = text_match
         if note is not None:
             reply["note"] = note
-        reply.update(table=name, count=len(hits), hits=hits)
+        reply["table"], reply["count"], reply["hits"] = name, len(hits), hits
         log.debug("search", table=name, mode=mode, search_type=search_type, text_match=text_match, count=len(hits))
         return cast(SearchReply, reply)
 

@@ -1,0 +1,254 @@
+"""The real `lancelot` over real stdio pipes, driven by the MCP SDK's client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+
+from tests.e2e.stdio_server import LANCELOT, call, serve
+from tests.server import corpus
+
+
+def test_all_four_tools_answer_over_stdio(lancelot_db):
+    async def session(client):
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        search = await call(client, "lancedb_search", {"query": "escaping air", "mode": "text"})
+        query = await call(client, "lancedb_query", {"query": "escaping air", "mode": "text"})
+        status = await call(client, "lancedb_status")
+        version = await call(client, "lancedb_version")
+        return names, search, query, status, version
+
+    names, search, query, status, version = serve(lancelot_db, session)
+    assert names == ["lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"]
+    assert search.structured_content["hits"][0]["source"] == "guide/puncture.md"
+    assert search.structured_content["textMatch"] == "bm25"
+    assert "## 1. Fixing a puncture" in query.content[0].text and "Source: guide/puncture.md" in query.content[0].text
+    assert status.structured_content["table"]["fullTextIndex"] is True
+    assert "2025-11-25" in version.structured_content["protocolVersions"]
+
+
+def test_every_mode_and_fallback_over_stdio(lancelot_db, closed_url):
+    async def session(client):
+        replies = {}
+        for mode in ("auto", "text", "vector"):
+            replies[mode] = (await call(client, "lancedb_search", {"query": "chain", "mode": mode})).structured_content
+        replies["hybrid"] = await call(client, "lancedb_search", {"query": "chain", "mode": "hybrid"})
+        return replies
+
+    # A key, but an endpoint where nothing listens: vector search fails and says why.
+    replies = serve(
+        lancelot_db, session, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=closed_url, LANCEDB_TABLE="embedded"
+    )
+    for mode in ("auto", "vector"):
+        assert replies[mode]["searchType"] == "text" and replies[mode]["hits"]
+        assert replies[mode]["note"].startswith("vector search failed: cannot reach")
+    assert "note" not in replies["text"] and replies["text"]["textMatch"] == "bm25"
+    assert replies["hybrid"].is_error and "not available" in replies["hybrid"].content[0].text
+
+
+def test_vector_search_over_stdio(lancelot_db, embedding_server):
+    async def session(client):
+        return await call(client, "lancedb_search", {"query": "press the patch firmly", "mode": "vector"})
+
+    reply = serve(
+        lancelot_db,
+        session,
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=embedding_server.url,
+        EMBEDDING_MODEL="test-8",
+        LANCEDB_TABLE="embedded",
+    ).structured_content
+    assert reply["searchType"] == "vector" and reply["hits"][0]["source"] == "guide/puncture.md"
+
+
+def test_an_anythingllm_table_over_stdio(lancelot_db):
+    async def session(client):
+        search = await call(client, "lancedb_search", {"query": "recall", "table": "workspace"})
+        query = await call(client, "lancedb_query", {"query": "recall", "table": "workspace"})
+        return search.structured_content, query.content[0].text
+
+    search, query = serve(lancelot_db, session)
+    (hit,) = search["hits"]
+    assert (search["searchType"], search["textMatch"]) == ("text", "substring")
+    assert "no API key" in search["note"]
+    assert hit["text"] == "Ticket DEC-0054 records the recall of faulty chain links."
+    assert hit["source"] == "localfiles/chain.md" and hit["metadata"]["sourceDocument"] == "chain.md"
+    assert "<document_metadata>" not in query and "Source: localfiles/chain.md" in query
+
+
+def test_the_budget_leaves_out_whole_chunks_and_says_how_many(lancelot_db):
+    async def session(client):
+        arguments = {"query": "the", "mode": "text", "limit": 10}
+        small = await call(client, "lancedb_query", {**arguments, "budget": 800})
+        large = await call(client, "lancedb_query", {**arguments, "budget": 100_000})
+        return small.content[0].text, large.content[0].text
+
+    small, large = serve(lancelot_db, session)
+    assert len(small) <= 800 and "left out to stay within the 800-character budget" in small
+    assert "left out" not in large
+    sections = large.count("\n## ")
+    shown = small.count("\n## ")
+    left_out = int(small.rsplit("_", 2)[-2].split()[0])
+    assert shown + left_out == sections
+
+
+def test_errors_are_tool_results_and_the_server_keeps_serving(tmp_path):
+    async def session(client):
+        missing = await call(client, "lancedb_search", {"query": "chain"})
+        too_many = await call(client, "lancedb_search", {"query": "chain", "limit": 500})
+        status = await call(client, "lancedb_status")
+        return missing, too_many, status
+
+    missing, too_many, status = serve(tmp_path / "no-db", session)
+    assert missing.is_error and "does not exist" in missing.content[0].text
+    assert too_many.is_error and "limit" in too_many.content[0].text
+    assert not status.is_error and status.structured_content["database"]["exists"] is False
+    assert not (tmp_path / "no-db").exists()
+
+
+def test_a_rebuild_is_seen_at_the_next_call_without_a_restart(tmp_path):
+    docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
+    corpus.index(docs, db)
+
+    async def session(client):
+        before = (await call(client, "lancedb_search", {"query": "zeppelin", "mode": "text"})).structured_content
+        (docs / "airship.md").write_text("# Airships\n\nThe zeppelin is moored behind the shop.\n", encoding="utf-8")
+        corpus.index(docs, db)
+        after = (await call(client, "lancedb_search", {"query": "zeppelin", "mode": "text"})).structured_content
+        return before, after
+
+    before, after = serve(db, session)
+    assert before["count"] == 0
+    assert [hit["source"] for hit in after["hits"]] == ["airship.md"]
+    assert after["textMatch"] == "bm25"
+
+
+def test_searches_during_rebuilds_see_a_whole_table(tmp_path):
+    docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
+    corpus.index(docs, db)
+    stop = threading.Event()
+
+    def rebuild():
+        extra = docs / "extra.md"
+        while not stop.is_set():
+            if extra.exists():
+                extra.unlink()
+            else:
+                extra.write_text("# Extra\n\nThe workshop lends pumps.\n", encoding="utf-8")
+            corpus.index(docs, db)
+
+    async def session(client):
+        results = []
+        for _ in range(25):
+            results.append(await call(client, "lancedb_search", {"query": "workshop", "mode": "text", "limit": 50}))
+        return results
+
+    writer = threading.Thread(target=rebuild)
+    writer.start()
+    try:
+        results = serve(db, session)
+    finally:
+        stop.set()
+        writer.join()
+    for result in results:
+        assert not result.is_error, result.content[0].text
+        sources = {hit["source"] for hit in result.structured_content["hits"]}
+        assert "hours.html" in sources and sources <= {"hours.html", "extra.md"}
+
+
+def _frame(number, method, params=None):
+    message = {"jsonrpc": "2.0", "method": method}
+    if number is not None:
+        message["id"] = number
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message) + "\n"
+
+
+def _exchange(process, requests, ids):
+    """Send `requests`, read stdout lines until every id in `ids` is answered, close stdin, wait for the exit."""
+    watchdog = threading.Timer(120, process.kill)
+    watchdog.start()
+    try:
+        process.stdin.write(requests)
+        process.stdin.flush()
+        lines = []
+        while not ids <= {json.loads(line).get("id") for line in lines}:  # every line must parse
+            line = process.stdout.readline()
+            assert line, "the server closed stdout before answering"
+            lines.append(line)
+        process.stdin.close()  # then the server exits on its own
+        lines += process.stdout.readlines()
+        stderr = process.stderr.read()
+        assert process.wait() == 0, stderr
+    finally:
+        watchdog.cancel()
+    return lines, stderr
+
+
+def test_stdout_is_json_rpc_only_even_when_libraries_print(lancelot_db, tmp_path):
+    # A library that prints, writes to fd 1 and warns as it is imported: mcp before the transport starts,
+    # lancedb during the first search.
+    noisy = tmp_path / "noisy"
+    noisy.mkdir()
+    (noisy / "sitecustomize.py").write_text(
+        "import os, sys, warnings, importlib.abc\n"
+        "class Noisy(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name in ('mcp', 'lancedb'):\n"
+        "            print('STRAY PRINT', name)\n"
+        "            sys.stdout.flush()\n"
+        "            os.write(1, b'STRAY FD WRITE\\n')\n"
+        "            warnings.warn('STRAY WARNING')\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Noisy())\n",
+        encoding="utf-8",
+    )
+    requests = "".join(
+        [
+            _frame(
+                1,
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+            ),
+            _frame(None, "notifications/initialized"),
+            _frame(2, "tools/list"),
+            _frame(3, "tools/call", {"name": "lancedb_search", "arguments": {"query": "chain", "mode": "text"}}),
+            _frame(4, "tools/call", {"name": "lancedb_status", "arguments": {}}),
+            "this line is not JSON\n",
+            _frame(5, "tools/call", {"name": "lancedb_version", "arguments": {}}),
+        ]
+    )
+    env = {**os.environ, "LANCEDB_PATH": str(lancelot_db), "PYTHONPATH": str(noisy), "XDG_CONFIG_HOME": str(tmp_path)}
+    with subprocess.Popen(
+        [LANCELOT, "--log-level", "DEBUG"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        lines, stderr = _exchange(process, requests, ids={1, 2, 3, 4, 5})
+    messages = [json.loads(line) for line in lines]
+    assert all(message["jsonrpc"] == "2.0" for message in messages)
+    by_id = {message.get("id"): message for message in messages}
+    assert {1, 2, 3, 4, 5} <= set(by_id)
+    assert by_id[3]["result"]["structuredContent"]["count"] >= 1
+    assert "STRAY" not in "".join(lines)
+    assert stderr.count("STRAY PRINT") == 2 and stderr.count("STRAY FD WRITE") == 2
+    assert "STRAY WARNING" in stderr
+
+
+def test_the_server_exits_when_stdin_closes(lancelot_db, tmp_path):
+    env = {**os.environ, "LANCEDB_PATH": str(lancelot_db), "XDG_CONFIG_HOME": str(tmp_path)}
+    with subprocess.Popen(
+        [LANCELOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    ) as process:
+        process.stdin.close()
+        try:
+            assert process.wait(timeout=60) == 0
+        finally:
+            process.kill()
+        assert process.stdout.read() == b""
