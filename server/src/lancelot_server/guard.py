@@ -206,7 +206,7 @@ class Guard:
         async def watch(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status = int(message["status"])
             await send(message)
 
         try:
