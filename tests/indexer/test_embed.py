@@ -71,6 +71,15 @@ def test_each_request_stays_within_the_token_budget():
         assert len(got) == 60
 
 
+def test_default_batches_of_real_sized_chunks_stay_well_inside_openais_token_cap(embedding_server):
+    chunk = ("Routine vacuuming reclaims the space held by dead row versions. " * 20)[:1200]
+    got = embed(embedding_server, [f"{n} {chunk}" for n in range(1000)], model="test-8")
+    sent = [r.inputs for r in embedding_server.requests]
+    assert len(got) == 1000 and all(r.status == 200 for r in embedding_server.requests)
+    assert all(sum(estimate_tokens(t) for t in batch) <= 100_000 for batch in sent)
+    assert sum(len(batch) for batch in sent) == 1000 and len(sent) == 7  # ~166 chunks of 1,200 characters each
+
+
 def test_requests_run_concurrently_but_never_more_than_asked():
     with EmbeddingServer(latency=0.2) as server:
         embed(server, texts(40), concurrency=4, limits=Limits(max_inputs=5))
@@ -162,7 +171,7 @@ def test_a_slow_answer_times_out_and_is_retried(embedding_server):
     assert len(got) == 2 and got.stats.retries == 1
     embedding_server.slow_next(2.0, times=2)
     with pytest.raises(EmbeddingUnreachable, match="did not answer in time, 2 times"):
-        embed(embedding_server, texts(2), timeout=0.3, retry=Retry(attempts=2, base_delay=0.01))
+        embed(embedding_server, texts(2), timeout=0.3, retry=Retry(timeout_attempts=2, base_delay=0.01))
 
 
 def test_a_wrong_width_is_caught(embedding_server):

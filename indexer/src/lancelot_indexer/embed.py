@@ -30,6 +30,9 @@ __all__ = ["EmbedStats", "Embeddings", "Limits", "Retry", "embed_texts", "endpoi
 MAX_INPUTS = 2048
 MAX_INPUT_TOKENS = 8192
 MAX_REQUEST_TOKENS = 300_000
+# What we put in one request: a third of OpenAI's cap, so that a request stays short on a slow endpoint
+# too (all-MiniLM-L6-v2 on two CPU cores embeds about 10 chunks a second) and a retry resends little.
+REQUEST_TOKEN_BUDGET = 100_000
 # The estimate must never fall below the real count. BPE tokenizers give about 4 bytes a token for
 # English and 3 for code; 2 covers CJK, emoji and digit runs as well, without a tokenizer.
 BYTES_PER_TOKEN = 2
@@ -46,7 +49,7 @@ class Limits:
 
     max_inputs: int = MAX_INPUTS
     max_input_tokens: int = MAX_INPUT_TOKENS
-    max_request_tokens: int = MAX_REQUEST_TOKENS
+    max_request_tokens: int = REQUEST_TOKEN_BUDGET
 
     def __post_init__(self) -> None:
         if not 0 < self.max_input_tokens <= self.max_request_tokens or self.max_inputs < 1:
@@ -108,7 +111,7 @@ def embed_texts(
     api_key: str | None,
     base_url: str | None,
     concurrency: int = 4,
-    timeout: float = 60.0,
+    timeout: float = 120.0,
     limits: Limits | None = None,
     retry: Retry | None = None,
     expected_width: int | None = None,

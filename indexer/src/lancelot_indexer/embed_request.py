@@ -43,7 +43,8 @@ def endpoint_host(base_url: str | None) -> str:
 class Retry:
     """How long to keep trying one request. Delays grow as base·2ⁿ up to `max_delay`, fully jittered."""
 
-    attempts: int = 8  # for 429, 5xx and timeouts
+    attempts: int = 8  # for 429 and 5xx
+    timeout_attempts: int = 3  # a slow endpoint is still working on what timed out: resend it rarely
     connect_attempts: int = 3  # a refused connection rarely heals quickly
     base_delay: float = 0.5
     max_delay: float = 30.0
@@ -121,7 +122,7 @@ class Caller:
 
         where = f"{self.model} at {self.host}"
         if isinstance(error, openai.APITimeoutError):
-            if attempt < self.retry.attempts:
+            if attempt < self.retry.timeout_attempts:
                 return self.retry.delay(attempt, None)
             raise EmbeddingUnreachable(f"{self.host} did not answer in time, {attempt} times in a row") from error
         if isinstance(error, openai.APIConnectionError):
