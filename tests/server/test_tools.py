@@ -317,3 +317,11 @@ def test_version_names_every_part(lancelot_db, make_tools):
     assert set(version) == {"lancelot", "lancedb", "pyarrow", "mcp", "python", "protocolVersions"}
     assert version["lancedb"].startswith("0.40") and version["mcp"].startswith("2.3")
     assert version["protocolVersions"] == ["2025-11-25"]
+
+
+def test_substring_ignores_case_but_never_reads_a_pattern(lancelot_db, make_tools):
+    tools = make_tools(lancelot_db, LANCEDB_TABLE="plain")
+    for query in ("C:\\TEMP\\BIKES", "MEMBERS_ONLY", "IT'S"):
+        assert [hit["source"] for hit in tools.search(query, mode="text")["hits"]] == ["notes/odd.txt"], query
+    for query in ("m.mbers", ".*", "memb[e]rs", "(?i)members", "mem^bers", "members|zzz"):
+        assert tools.search(query, mode="text")["hits"] == [], query

@@ -113,7 +113,6 @@ def substring(table: Any, table_layout: Layout, query: str, limit: int, prefix: 
     Scans the table batch by batch in Arrow, keeping only each batch's best `limit` rows; ties keep table order.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     words = query_words(query)
     if not words:
@@ -121,22 +120,40 @@ def substring(table: Any, table_layout: Layout, query: str, limit: int, prefix: 
     best: list[Any] = []
     offset = 0
     for batch in _batches(table, table_layout.readable):
-        lowered = pc.utf8_lower(batch.column(table_layout.text).cast(pa.string()))
-        found = pa.array([0] * batch.num_rows, pa.int32())
-        for word in words:
-            hit = pc.fill_null(pc.match_substring(lowered, word), False)
-            found = pc.add(found, pc.cast(hit, pa.int32()))
-        keep = pc.greater(found, 0)
-        if prefix is not None:
-            keep = pc.and_(keep, pc.fill_null(pc.starts_with(_source_array(batch, table_layout), prefix), False))
-        positions = pa.array(range(offset, offset + batch.num_rows), pa.int64())
-        scored = pa.Table.from_batches([batch]).append_column("_found", found).append_column("_position", positions)
-        best.append(_top(scored.filter(keep), limit))
+        chosen = _best_in_batch(batch, table_layout, words, limit, prefix, offset)
+        if chosen is not None:
+            best.append(chosen)
         offset += batch.num_rows
     if not best:
         return []
     top = _top(pa.concat_tables(best), limit)
     return [to_hit(row, table_layout, row["_found"] / len(words)) for row in top.to_pylist()]
+
+
+def _best_in_batch(
+    batch: Any, table_layout: Layout, words: list[str], limit: int, prefix: str | None, offset: int
+) -> Any:
+    """The batch's best `limit` matching rows with `_found` (words found) and `_position` (row in the table)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = batch.column(table_layout.text)
+    found: Any = None
+    for word in words:
+        # A literal pattern: Arrow quotes it for its regex engine when ignoring case.
+        hit = pc.cast(pc.match_substring(text, word, ignore_case=True), pa.int32())
+        found = hit if found is None else pc.add(found, hit)
+    found = pc.fill_null(found, 0)
+    keep = pc.greater(found, 0)
+    if prefix is not None:
+        keep = pc.and_(keep, pc.fill_null(pc.starts_with(_source_array(batch, table_layout), prefix), False))
+    rows = pc.indices_nonzero(keep)
+    if len(rows) == 0:
+        return None
+    scored = pa.Table.from_batches([batch.take(rows)])
+    scored = scored.append_column("_found", pc.take(found, rows))
+    scored = scored.append_column("_position", pc.add(pc.cast(rows, pa.int64()), offset))
+    return _top(scored, limit)
 
 
 def _top(scored: Any, limit: int) -> Any:
