@@ -1,0 +1,293 @@
+"""HTTP mode under load, and the Lambda handler's cold start. Run through `scripts/bench-http`.
+
+1. A table of at least 100,000 chunks: PostgreSQL's HTML manual (Debian's postgresql-doc-15), copied
+   as many times as needed and indexed by the real `lancelot-index` (BM25 index included). Reused when
+   it is already there; `--db` takes another one (for example the table scripts/bench-search builds).
+2. `lancelot --http` on a loopback port; 16 concurrent clients send 5,000 `lancedb_search` calls (text
+   mode) as raw JSON-RPC POSTs. Reported: requests/s, median and p99 latency, errors, server RSS.
+   References from the same run: the same clients sending `ping` (HTTP, guard and SDK dispatch, no
+   tool), and the same searches made in-process straight on LanceDB (no server at all).
+3. The Lambda handler: `python -X importtime` of its import in a fresh interpreter, and the first
+   invocations of a cold container (tools/list, then the first search).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = ROOT / ".venv" / "bin"
+WORK = ROOT / "bench-work" / "http"
+SOURCE = Path("/usr/share/doc/postgresql-doc-15/html")
+QUERIES = [
+    "vacuum freeze",
+    "transaction isolation level",
+    "foreign key constraint",
+    "replication slot",
+    "json operators",
+    "window function",
+    "checkpoint tuning",
+    "autovacuum threshold",
+    "table partitioning",
+    "btree index",
+    "explain analyze",
+    "role privileges",
+    "sequence nextval",
+    "timestamp with time zone",
+    "listen notify",
+    "full text search ranking",
+]
+
+
+def rows(db: Path) -> int:
+    import lancedb
+
+    if not db.is_dir():
+        return 0  # lancedb.connect would create the folder
+    try:
+        return int(lancedb.connect(str(db)).open_table("documents").count_rows())
+    except Exception:
+        return 0
+
+
+def build_table(db: Path, target: int) -> int:
+    """Index copies of the PostgreSQL manual until the table holds at least `target` chunks."""
+    if rows(db) >= target:
+        return rows(db)
+    if not SOURCE.is_dir():
+        subprocess.run(["apt-get", "install", "-y", "-qq", "postgresql-doc-15"], check=True)
+    corpus = WORK / "corpus"
+    shutil.rmtree(corpus, ignore_errors=True)
+    corpus.mkdir(parents=True)
+    probe = WORK / "probe-db"
+    shutil.rmtree(probe, ignore_errors=True)
+    subprocess.run([BIN / "lancelot-index", SOURCE, probe, "--quiet"], check=True)
+    per_copy = rows(probe)
+    shutil.rmtree(probe)
+    copies = -(-target // per_copy)
+    for number in range(copies):
+        # Hard links: the copies cost no disk; their paths differ, so every chunk id is new.
+        subprocess.run(["cp", "-al", SOURCE, corpus / f"copy-{number:02d}"], check=True)
+    started = time.perf_counter()
+    subprocess.run([BIN / "lancelot-index", corpus, db, "--quiet"], check=True)
+    print(f"indexed {copies} copies of {SOURCE} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return rows(db)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    match = re.search(r"VmRSS:\s+(\d+) kB", status)
+    return int(match.group(1)) / 1024 if match else float("nan")
+
+
+def start_server(db: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
+    env["LANCEDB_PATH"] = str(db)
+    process = subprocess.Popen(
+        [BIN / "lancelot", "--http", str(port), "--log-level", "WARNING"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise SystemExit("lancelot --http did not start")
+
+
+def search_body(number: int) -> dict[str, object]:
+    query = QUERIES[number % len(QUERIES)]
+    arguments = {"query": query, "mode": "text", "limit": 5}
+    return {
+        "jsonrpc": "2.0",
+        "id": number,
+        "method": "tools/call",
+        "params": {"name": "lancedb_search", "arguments": arguments},
+    }
+
+
+def ping_body(number: int) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": number, "method": "ping"}
+
+
+async def load(url: str, calls: int, clients: int, body: object) -> dict[str, float]:
+    """`clients` concurrent clients share `calls` POSTs; latency of each, errors counted, wall time."""
+    headers = {"accept": "application/json", "mcp-protocol-version": "2025-11-25"}
+    latencies: list[float] = []
+    errors = 0
+    next_call = 0
+
+    async def client(http: httpx.AsyncClient) -> None:
+        nonlocal next_call, errors
+        while next_call < calls:
+            number = next_call
+            next_call += 1
+            started = time.perf_counter()
+            try:
+                answer = await http.post(url, json=body(number), headers=headers)  # type: ignore[operator]
+                failed = answer.status_code != 200 or bool(answer.json()["result"].get("isError", False))
+            except (httpx.HTTPError, ValueError, KeyError):
+                failed = True
+            latencies.append(time.perf_counter() - started)
+            errors += failed
+
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+        started = time.perf_counter()
+        await asyncio.gather(*(client(http) for _ in range(clients)))
+        wall = time.perf_counter() - started
+    latencies.sort()
+    return {
+        "calls": calls,
+        "rps": calls / wall,
+        "median_ms": statistics.median(latencies) * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
+        "errors": errors,
+        "wall_s": wall,
+    }
+
+
+def direct_search_ms(db: Path, rounds: int) -> float:
+    """The median of the same BM25 searches made in-process on LanceDB: the floor under any server."""
+    import lancedb
+
+    table = lancedb.connect(str(db)).open_table("documents")
+    times = []
+    for number in range(rounds):
+        started = time.perf_counter()
+        table.search(QUERIES[number % len(QUERIES)], query_type="fts").limit(5).to_list()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+LAMBDA_COLD = """
+import json, os, sys, time
+started = time.perf_counter()
+from lancelot_server.lambda_handler import handler
+imported = time.perf_counter()
+
+def post(method, params):
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    event = {"rawPath": "/", "headers": {"host": "x", "content-type": "application/json", "accept": "application/json"},
+             "requestContext": {"http": {"method": "POST"}}, "body": json.dumps(body), "isBase64Encoded": False}
+    return handler(event, None)["statusCode"]
+
+assert post("tools/list", {}) == 200
+listed = time.perf_counter()
+assert post("tools/call", {"name": "lancedb_search", "arguments": {"query": "vacuum", "mode": "text"}}) == 200
+searched = time.perf_counter()
+assert post("tools/call", {"name": "lancedb_search", "arguments": {"query": "index", "mode": "text"}}) == 200
+warm = time.perf_counter()
+print(json.dumps({"import_s": imported - started, "first_list_s": listed - imported,
+                  "first_search_s": searched - listed, "warm_search_s": warm - searched}))
+"""
+
+
+def lambda_cold(db: Path, rounds: int) -> dict[str, float]:
+    """Cold import (-X importtime, self time summed) and the first invocations, each in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
+    env.update(LANCEDB_PATH=str(db), AWS_LAMBDA_FUNCTION_NAME="bench")
+    python = str(BIN / "python")
+    imports, runs = [], []
+    for _ in range(rounds):
+        out = subprocess.run(
+            [python, "-X", "importtime", "-c", "import lancelot_server.lambda_handler"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        imports.append(sum(int(m) for m in re.findall(r"import time:\s+(\d+) \|", out.stderr)) / 1e6)
+        run = subprocess.run([python, "-c", LAMBDA_COLD], env=env, capture_output=True, text=True, check=True)
+        runs.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    result = {"importtime_s": statistics.median(imports)}
+    for key in runs[0]:
+        result[key] = statistics.median(run[key] for run in runs)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", type=Path, default=WORK / "db", help="database folder (built when missing)")
+    parser.add_argument("--rows", type=int, default=100_000, help="least chunks in the table")
+    parser.add_argument("--calls", type=int, default=5_000)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=5, help="fresh interpreters for the Lambda figures")
+    args = parser.parse_args()
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    chunks = build_table(args.db, args.rows)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = start_server(args.db, port)
+    try:
+        rss_idle = rss_mib(server.pid)
+        warmup = asyncio.run(load(url, 2 * args.clients, args.clients, search_body))
+        rss_before = rss_mib(server.pid)
+        search = asyncio.run(load(url, args.calls, args.clients, search_body))
+        rss_after = rss_mib(server.pid)
+        ping = asyncio.run(load(url, args.calls, args.clients, ping_body))
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    direct = direct_search_ms(args.db, 200)
+    cold = lambda_cold(args.db, args.rounds)
+
+    ms = {key: value * 1000 for key, value in cold.items()}
+    table = [
+        (
+            f"`lancedb_search` (text/BM25), {args.clients} clients, {args.calls:,} calls",
+            f"{search['rps']:.0f} requests/s",
+        ),
+        ("latency median / p99", f"{search['median_ms']:.1f} ms / {search['p99_ms']:.1f} ms"),
+        ("errors", f"{search['errors'] + warmup['errors']}"),
+        (
+            "server RSS: idle / after warm-up / after the run",
+            f"{rss_idle:.0f} / {rss_before:.0f} / {rss_after:.0f} MiB",
+        ),
+        (
+            "reference: `ping` over the same path (HTTP, guard, SDK; no tool)",
+            f"{ping['rps']:.0f} requests/s, median {ping['median_ms']:.1f} ms, errors {ping['errors']}",
+        ),
+        ("reference: the same searches in-process on LanceDB, median", f"{direct:.1f} ms"),
+        ("search median ÷ ping median", f"{search['median_ms'] / ping['median_ms']:.1f}×"),
+        (f"Lambda handler import, `-X importtime` (median of {args.rounds})", f"{ms['importtime_s']:.0f} ms"),
+        (
+            "Lambda cold container: import / first tools/list / first search / warm search",
+            " / ".join(f"{ms[key]:.0f}" for key in ("import_s", "first_list_s", "first_search_s", "warm_search_s"))
+            + " ms",
+        ),
+    ]
+    print(f"bench-http, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, a table of {chunks:,} chunks\n")
+    print("| measure | value |\n|---|---|")
+    for measure, value in table:
+        print(f"| {measure} | {value} |")
+
+
+if __name__ == "__main__":
+    main()
