@@ -278,3 +278,10 @@ def test_allowed_origins_let_those_origins_call(tmp_path, database):
 def test_the_log_names_the_endpoint(server):
     serving = next(line for line in server.log() if line["event"] == "serving")
     assert re.fullmatch(rf"http://127\.0\.0\.1:{server.port}/mcp", serving["url"])
+
+
+def test_host_without_http_is_a_usage_error():
+    out = subprocess.run([BIN / "lancelot", "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "--host goes with --http" in out.stderr
+    assert out.stdout == ""
