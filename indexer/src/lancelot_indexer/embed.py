@@ -125,7 +125,7 @@ def embed_texts(
     """
     limits, retry = limits or Limits(), retry or Retry()
     host = endpoint_host(base_url)
-    if api_key is None and base_url is None:
+    if texts and api_key is None and base_url is None:  # nothing to embed needs no key
         raise EmbeddingKeyError(
             f"--embed needs an API key for {host}: set OPENAI_API_KEY or store one with lancelot-init "
             "(or point OPENAI_BASE_URL at an endpoint that needs none)"

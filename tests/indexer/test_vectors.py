@@ -1,0 +1,142 @@
+"""`--embed` through the real pipeline, a real LanceDB table and the real openai client against the test endpoint."""
+
+import shutil
+
+import lancedb
+import pyarrow as pa
+import pytest
+
+from lancelot_indexer.errors import EmbeddingKeyError
+from lancelot_indexer.pipeline import Options, build
+from lancelot_indexer.vectors import VectorExtension
+from lancelot_schema import layout
+
+DOCS = {
+    "guide/vacuum.md": "# Vacuum\n\nVacuum reclaims the space of dead rows.\n\nAutovacuum runs it for you.\n",
+    "guide/index.md": "# Indexes\n\nA B-tree index speeds up equality and range lookups.\n",
+    "notes.txt": "Backups are taken with pg_dump and restored with pg_restore.\n",
+}
+
+
+@pytest.fixture
+def docs(tmp_path):
+    root = tmp_path / "docs"
+    for name, text in DOCS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def run(docs, db, server, *, model="test-8", key="sk-test", progress=None):
+    extension = VectorExtension(model=model, api_key=key, base_url=server.url, concurrency=2, on_progress=progress)
+    build(docs, db, Options(), extension=extension)
+    return extension.report
+
+
+def read(db):
+    return lancedb.connect(str(db)).open_table(layout.DEFAULT_TABLE)
+
+
+def test_every_chunk_gets_the_vector_of_its_text_and_the_table_is_stamped(docs, tmp_path, embedding_server):
+    seen = []
+    report = run(docs, tmp_path / "db", embedding_server, progress=lambda *a: seen.append(a))
+    table = read(tmp_path / "db")
+    assert table.schema.field(layout.VECTOR).type == pa.list_(pa.float32(), 8)
+    rows = table.to_arrow().to_pylist()
+    for row in rows:
+        assert row[layout.VECTOR] == pytest.approx(embedding_server.vector(row[layout.TEXT], "test-8"), abs=1e-6)
+    stamped = layout.decode_metadata(table.schema.metadata)
+    assert stamped["embedding_model"] == "test-8" and stamped["vector_width"] == "8"
+    assert stamped["embedding_host"] == f"127.0.0.1:{embedding_server.port}"
+    assert (report.embedded, report.reused, report.width) == (len(rows), 0, 8)
+    assert seen[-1] == ("embed", len(rows), len(rows))
+
+
+def test_an_unchanged_folder_makes_no_request_and_an_edit_embeds_only_the_changed_chunk(
+    docs, tmp_path, embedding_server
+):
+    first = run(docs, tmp_path / "db", embedding_server)
+    before = {r[layout.ID]: r[layout.VECTOR] for r in read(tmp_path / "db").to_arrow().to_pylist()}
+    embedding_server.reset()
+    second = run(docs, tmp_path / "db", embedding_server)
+    assert embedding_server.requests == [] and (second.embedded, second.reused) == (0, first.embedded)
+    (docs / "notes.txt").write_text("Backups are taken with pg_basebackup.\n", encoding="utf-8")
+    third = run(docs, tmp_path / "db", embedding_server)
+    assert [t for r in embedding_server.requests for t in r.inputs] == ["Backups are taken with pg_basebackup."]
+    assert (third.embedded, third.reused) == (1, first.embedded - 1)
+    after = {r[layout.ID]: r[layout.VECTOR] for r in read(tmp_path / "db").to_arrow().to_pylist()}
+    assert after["notes.txt#0"] == pytest.approx(
+        embedding_server.vector("Backups are taken with pg_basebackup.", "test-8")
+    )
+    assert all(after[i] == before[i] for i in before if i != "notes.txt#0")
+
+
+def test_identical_texts_are_embedded_once(docs, tmp_path, embedding_server):
+    shutil.copy(docs / "notes.txt", docs / "copy.txt")
+    report = run(docs, tmp_path / "db", embedding_server)
+    assert report.reused == 0 and report.embedded == read(tmp_path / "db").count_rows()
+    assert embedding_server.input_count == report.embedded - 1  # the copy's chunk was not sent again
+
+
+def test_another_model_embeds_everything_again(docs, tmp_path, embedding_server):
+    run(docs, tmp_path / "db", embedding_server, model="test-8")
+    embedding_server.reset()
+    report = run(docs, tmp_path / "db", embedding_server, model="test-16")
+    table = read(tmp_path / "db")
+    assert report.reused == 0 and embedding_server.input_count == table.count_rows()
+    assert table.schema.field(layout.VECTOR).type == pa.list_(pa.float32(), 16)
+    assert layout.decode_metadata(table.schema.metadata)["embedding_model"] == "test-16"
+
+
+def test_a_failed_embedding_leaves_the_table_as_it_was(docs, tmp_path, embedding_server):
+    run(docs, tmp_path / "db", embedding_server)
+    before = read(tmp_path / "db")
+    version, rows = before.version, before.to_arrow()
+    (docs / "new.md").write_text("# New\n\nA page that needs a vector.\n", encoding="utf-8")
+    with pytest.raises(EmbeddingKeyError):
+        run(docs, tmp_path / "db", embedding_server, key="sk-wrong")
+    after = read(tmp_path / "db")
+    assert after.version == version and after.to_arrow().equals(rows)
+
+
+def vectors_match(db, server, model):
+    return all(
+        row[layout.VECTOR] is not None
+        and row[layout.VECTOR] == pytest.approx(server.vector(row[layout.TEXT], model), abs=1e-6)
+        for row in read(db).to_arrow().to_pylist()
+    )
+
+
+# write.replace_table merges on string columns only, so rows whose text is unchanged keep their old (or
+# null) vector. Integration phase: overwrite when the stamped model or width differs, or the current
+# table has no vector column. Strict: these start failing once it is fixed; then drop the markers.
+MERGE_KEEPS_OLD_VECTORS = pytest.mark.xfail(strict=True, reason="write merges on string columns only")
+
+
+@MERGE_KEEPS_OLD_VECTORS
+def test_another_model_of_the_same_width_replaces_every_vector(docs, tmp_path):
+    from tests.support.embedding_server import EmbeddingServer
+    from tests.support.fake_vectors import hashed_vector
+
+    def embed(texts, model):
+        return [hashed_vector(f"{model}:{text}", 8) for text in texts]
+
+    with EmbeddingServer(models={"a": 8, "b": 8}, embed=embed) as server:
+        run(docs, tmp_path / "db", server, model="a")
+        assert vectors_match(tmp_path / "db", server, "a")
+        run(docs, tmp_path / "db", server, model="b")
+        assert vectors_match(tmp_path / "db", server, "b")
+
+
+@MERGE_KEEPS_OLD_VECTORS
+def test_another_width_replaces_every_vector(docs, tmp_path, embedding_server):
+    run(docs, tmp_path / "db", embedding_server, model="test-8")
+    run(docs, tmp_path / "db", embedding_server, model="test-16")
+    assert vectors_match(tmp_path / "db", embedding_server, "test-16")
+
+
+@MERGE_KEEPS_OLD_VECTORS
+def test_embedding_a_table_built_without_vectors_fills_every_row(docs, tmp_path, embedding_server):
+    build(docs, tmp_path / "db", Options())
+    run(docs, tmp_path / "db", embedding_server)
+    assert vectors_match(tmp_path / "db", embedding_server, "test-8")
