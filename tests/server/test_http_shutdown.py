@@ -66,21 +66,20 @@ def call_slow(port, seconds):
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_a_stop_signal_lets_the_request_in_flight_finish_then_exits_zero(stop):
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        wait_until_listening(port, process)
-        answers = []
-        caller = threading.Thread(target=lambda: answers.append(call_slow(port, 1.5)))
-        caller.start()
-        time.sleep(0.5)  # the call is now in flight
-        process.send_signal(stop)
-        caller.join(timeout=30)
-        stdout, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    command = [sys.executable, "-c", SERVER, str(port)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            wait_until_listening(port, process)
+            answers = []
+            caller = threading.Thread(target=lambda: answers.append(call_slow(port, 1.5)))
+            caller.start()
+            time.sleep(0.5)  # the call is now in flight
+            process.send_signal(stop)
+            caller.join(timeout=30)
+            stdout, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
     assert answers[0].status_code == 200
     assert answers[0].json()["result"]["structuredContent"] == {"result": "done"}
     assert process.returncode == 0, stderr
