@@ -97,6 +97,7 @@ def score(ranked_pages: list[str], relevant: list[str]) -> tuple[float, float]:
 
 def evaluate(db: Path, url: str, queries: list[dict[str, Any]], modes: tuple[str, ...]) -> dict[str, dict[str, float]]:
     from lancelot_schema.settings import resolve
+    from lancelot_server.errors import NotAvailable
     from lancelot_server.store import Store
     from lancelot_server.tools import Tools
 
@@ -110,12 +111,18 @@ def evaluate(db: Path, url: str, queries: list[dict[str, Any]], modes: tuple[str
             recalls, ranks, fallbacks, seconds = [], [], 0, 0.0
             for item in queries:
                 started = time.perf_counter()
-                reply = tools.search(item["query"], mode=mode, limit=K)
+                try:
+                    reply = tools.search(item["query"], mode=mode, limit=K)
+                except NotAvailable as exc:  # hybrid before the server offers it
+                    print(f"{mode}: {exc}")
+                    break
                 seconds += time.perf_counter() - started
                 fallbacks += reply["searchType"] != mode
                 recall, rank = score([hit["source"] for hit in reply["hits"]], item["relevant"])
                 recalls.append(recall)
                 ranks.append(rank)
+            if not recalls:
+                continue
             results[mode] = {
                 "recall@10": sum(recalls) / len(recalls),
                 "mrr@10": sum(ranks) / len(ranks),
