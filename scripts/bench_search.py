@@ -99,13 +99,14 @@ def _index(docs: Path, db: Path) -> None:
 def _cut(db: Path, rows: int) -> None:
     """`bench` and `bench_plain`: the first `rows` chunks, with and without the indexer's FTS index."""
     import lancedb
+    from lancedb.index import FTS
 
-    from lancelot_indexer.write import FTS_CONFIG
+    from lancelot_indexer.write import FTS_PARAMS
 
     connection = lancedb.connect(str(db))
     data = connection.open_table("documents").to_arrow().slice(0, rows)
     assert data.num_rows == rows, data.num_rows
-    connection.create_table("bench", data).create_index("text", config=FTS_CONFIG)
+    connection.create_table("bench", data).create_index("text", config=FTS(**FTS_PARAMS))
     connection.create_table("bench_plain", data)
 
 

@@ -48,7 +48,7 @@ NOTHING = Reusable({}, None, 0)
 
 
 def reusable(current: Any, model: str) -> Reusable:
-    """What can be copied from `current` (a LanceDB table or None): only vectors of the same model."""
+    """What can be copied from `current` (the table's Lance dataset, or None): only vectors of the same model."""
     if current is None:
         return NOTHING
     schema = current.schema
@@ -58,7 +58,7 @@ def reusable(current: Any, model: str) -> Reusable:
     kind = schema.field(layout.VECTOR).type
     if not pa.types.is_fixed_size_list(kind):
         return NOTHING
-    data = current.to_lance().to_table(columns=[layout.TEXT_HASH, layout.VECTOR])
+    data = current.to_table(columns=[layout.TEXT_HASH, layout.VECTOR])
     vectors = data.column(layout.VECTOR).combine_chunks().cast(pa.list_(pa.float32(), kind.list_size))
     usable = vectors.is_valid().to_pylist()
     hashes = data.column(layout.TEXT_HASH).to_pylist()

@@ -1,14 +1,18 @@
-"""The only module that writes to LanceDB. Every change to a table goes through `replace_table`.
+"""The only module that writes tables, through Lance (the storage engine LanceDB tables are made of).
 
-How a table is replaced without a reader ever seeing a broken one:
+A LanceDB table `NAME` is the Lance dataset `DB/NAME.lance`; the server opens it with lancedb, and the
+FTS index built here is the one `table.search(q, query_type="fts")` uses. The indexer does not import
+lancedb: that import alone costs seconds (its REST client's models), more than indexing a manual.
+Every change to a table goes through `replace_table`; how a table is replaced without a reader ever
+seeing a broken one:
 
-* No table yet: create it, then build the FTS index.
+* No table yet: write it, then build the FTS index.
 * A table whose `id` and `text` are strings: evolve its columns to the new layout (add or drop columns;
   both keep the FTS index), then one `merge_insert` on `id` that updates changed rows, inserts new ones
   and deletes vanished ones in a single commit. Rows added by the merge are searched without the index
-  until `optimize` folds them into it, so full-text search works at every moment.
-* Anything else (another tool's layout): `create_table(mode="overwrite")`, then the FTS index. The data
-  swap is atomic; full-text search is unavailable until the index commit that follows.
+  until `optimize_indices` folds them into it, so full-text search works at every moment.
+* Anything else (another tool's layout): overwrite it, then the FTS index. The data swap is atomic;
+  full-text search is unavailable until the index commit that follows.
 
 Old versions are deleted only once they have been superseded for `keep_versions` (a reader holding an
 old version keeps it that long), and leftover `.tmp*` files from a killed write are removed; both run
@@ -27,26 +31,24 @@ from pathlib import Path
 from typing import Any
 
 import lance
-import lancedb
 import pyarrow as pa
-from lancedb.index import FTS
 
 from lancelot_indexer.errors import DatabaseError, LockedError
 from lancelot_schema import layout
 
 LOCK_FILE = ".lancelot-index.lock"
-DEFAULT_KEEP_VERSIONS = timedelta(minutes=2)
-
-# English stemming, lower-casing, ASCII folding, positions for phrase queries.
-FTS_CONFIG = FTS(
-    with_position=True,
-    base_tokenizer="simple",
-    language="English",
-    stem=True,
-    lower_case=True,
-    ascii_folding=True,
-    remove_stop_words=True,
-)
+# The name lancedb gives an index on `text`, so that `table.index_stats("text_idx")` finds it.
+INDEX_NAME = f"{layout.TEXT}_idx"
+# English stemming, lower-casing, ASCII folding, positions for phrase queries (lancedb's FTS options).
+FTS_PARAMS: dict[str, Any] = {
+    "with_position": True,
+    "base_tokenizer": "simple",
+    "language": "English",
+    "stem": True,
+    "lower_case": True,
+    "ascii_folding": True,
+    "remove_stop_words": True,
+}
 
 
 @dataclass(frozen=True)
@@ -86,13 +88,18 @@ def _lock(handle: Any) -> None:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
-def open_table(db: Path, name: str) -> lancedb.table.Table | None:
+def open_table(db: Path, name: str) -> lance.LanceDataset | None:
     """The current table, or None when there is none (for reuse of stored values before a write)."""
     try:
-        return lancedb.connect(str(db)).open_table(name)
+        return lance.dataset(_uri(db, name))
     except ValueError:
-        # lancedb's way of saying "no such table".
+        # Lance's way of saying "no dataset here".
         return None
+
+
+def rows_table(columns: Mapping[str, list[str]]) -> pa.Table:
+    """The indexer's string columns as one Arrow table, in layout order."""
+    return pa.table({name: pa.array(columns[name], pa.string()) for name in layout.INDEXER_COLUMNS})
 
 
 def replace_table(
@@ -102,28 +109,27 @@ def replace_table(
     metadata: Mapping[str, str],
     *,
     fts: bool = True,
-    keep_versions: timedelta = DEFAULT_KEEP_VERSIONS,
+    keep_versions: timedelta,
 ) -> WriteResult:
     """Make table `name` hold exactly `data`, stamped with `metadata`. Call it under `locked(db)`."""
     data = data.replace_schema_metadata(dict(metadata))
-    connection = lancedb.connect(str(db))
+    uri = _uri(db, name)
     temp_removed = remove_temp_files(db / f"{name}.lance")
-    table = open_table(db, name)
-    if table is None:
-        table = connection.create_table(name, data)
+    dataset = open_table(db, name)
+    if dataset is None:
+        dataset = lance.write_dataset(data, uri, mode="create")
         strategy = "create"
-    elif _mergeable(table.schema):
-        _evolve(table, data.schema)
-        _merge(table, data)
-        lance.dataset(_uri(db, name)).update_schema_metadata(dict(metadata), replace=True)
-        table = connection.open_table(name)
+    elif _mergeable(dataset.schema):
+        _evolve(dataset, data.schema)
+        _merge(dataset, data)
+        dataset.update_schema_metadata(dict(metadata), replace=True)
         strategy = "merge"
     else:
-        table = connection.create_table(name, data, mode="overwrite")
+        dataset = lance.write_dataset(data, uri, mode="overwrite")
         strategy = "overwrite"
-    has_fts = _update_fts(table, fts)
-    removed = remove_old_versions(_uri(db, name), keep_versions)
-    return WriteResult(strategy, table.version, table.count_rows(), has_fts, removed, temp_removed)
+    has_fts = _update_fts(dataset, fts, compact=strategy == "merge")
+    removed = remove_old_versions(uri, keep_versions) if strategy != "create" else 0
+    return WriteResult(strategy, dataset.version, dataset.count_rows(), has_fts, removed, temp_removed)
 
 
 def _uri(db: Path, name: str) -> str:
@@ -135,22 +141,22 @@ def _mergeable(schema: pa.Schema) -> bool:
     return all(column in names and pa.types.is_string(schema.field(column).type) for column in (layout.ID, layout.TEXT))
 
 
-def _evolve(table: lancedb.table.Table, target: pa.Schema) -> None:
+def _evolve(dataset: lance.LanceDataset, target: pa.Schema) -> None:
     """Bring the table's columns to `target`: drop vanished or retyped columns, add missing ones as nulls."""
-    current = table.schema
+    current = dataset.schema
     stale = [
         name
         for name in current.names
         if name not in target.names or current.field(name).type != target.field(name).type
     ]
     if stale:
-        table.drop_columns(stale)
+        dataset.drop_columns(stale)
     missing = [field for field in target if field.name not in current.names or field.name in stale]
     if missing:
-        table.add_columns(pa.schema(missing))
+        dataset.add_columns(pa.schema(missing))
 
 
-def _merge(table: lancedb.table.Table, data: pa.Table) -> None:
+def _merge(dataset: lance.LanceDataset, data: pa.Table) -> None:
     # Unchanged rows are left alone, so an unchanged folder rewrites nothing. Columns just added hold nulls.
     changed = " OR ".join(
         f"(target.{column} IS NULL OR target.{column} != source.{column})"
@@ -158,29 +164,34 @@ def _merge(table: lancedb.table.Table, data: pa.Table) -> None:
         if column != layout.ID and pa.types.is_string(data.schema.field(column).type)
     )
     (
-        table.merge_insert(layout.ID)
-        .when_matched_update_all(where=changed or None)
+        dataset.merge_insert(layout.ID)
+        .when_matched_update_all(condition=changed or None)
         .when_not_matched_insert_all()
         .when_not_matched_by_source_delete()
         .execute(data)
     )
 
 
-def _text_index(table: lancedb.table.Table) -> Any:
-    return next((index for index in table.list_indices() if index.columns == [layout.TEXT]), None)
+def _text_index(dataset: lance.LanceDataset) -> Any:
+    return next((index for index in dataset.describe_indices() if index.field_names == [layout.TEXT]), None)
 
 
-def _update_fts(table: lancedb.table.Table, fts: bool) -> bool:
-    index = _text_index(table)
+def _update_fts(dataset: lance.LanceDataset, fts: bool, *, compact: bool) -> bool:
+    index = _text_index(dataset)
+    if index is not None and not fts:
+        dataset.drop_index(index.name)
+    if compact:
+        # Rewrites fragments left sparse by the merge (what keeps repeated rebuilds small).
+        dataset.optimize.compact_files()
     if not fts:
-        if index is not None:
-            table.drop_index(index.name)
-        table.optimize(cleanup_older_than=timedelta(days=7))
         return False
-    if index is None or index.index_type != "FTS" or not index.index_details.get("with_position"):
-        table.create_index(layout.TEXT, config=FTS_CONFIG, replace=True)
-    # Compacts fragments left sparse by the merge and folds new rows into the index.
-    table.optimize(cleanup_older_than=timedelta(days=7))
+    details = index.details if index is not None and index.type_url.endswith("InvertedIndexDetails") else {}
+    if any(details.get(key) != value for key, value in FTS_PARAMS.items()):
+        name = index.name if index is not None else INDEX_NAME
+        dataset.create_scalar_index(layout.TEXT, "INVERTED", name=name, replace=True, **FTS_PARAMS)
+    elif compact:
+        # Folds the rows the merge added into the index.
+        dataset.optimize.optimize_indices()
     return True
 
 

@@ -1,0 +1,182 @@
+"""Walk DOCS and turn every usable document into rows: decode, extract, chunk, hash.
+
+    collect(docs, chunk_size) -> Collected
+
+Documents are independent, so when there are many of them and more than one core, they are read by
+forked worker processes (results come back in walk order, so the table does not depend on timing) and
+`meanwhile` runs in a thread of this process, e.g. to import the writer while the workers read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from lancelot_indexer.chunk import Document, chunk, paragraphs
+from lancelot_indexer.decode import CP1252, BinaryError, decode
+from lancelot_indexer.errors import DocsError
+from lancelot_indexer.walk import Found, Skipped, walk
+from lancelot_schema import layout
+
+# Called as on_progress(stage, done, total); stage is "read" (and "embed" for --embed).
+ProgressCallback = Callable[[str, int, int], None]
+
+# Below this many files, starting worker processes costs more than it saves.
+POOL_MIN_FILES = 64
+_BATCH = 8  # files per task sent to a worker
+
+# A document's rows as (id, title, heading, text, text_hash), with its encoding; or why it was skipped.
+Rows = list[tuple[str, str, str, str, str]]
+Outcome = tuple[str, Rows] | str
+
+
+@dataclass(frozen=True)
+class Collected:
+    columns: dict[str, list[str]]  # layout.INDEXER_COLUMNS, one entry per chunk
+    documents: int
+    skipped: list[Skipped]
+    windows_1252: list[str]
+
+
+class _Unusable(Exception):
+    """A file that is skipped, with the reason as its message."""
+
+
+def parse(found: Found, text: str) -> Document:
+    """A document's title and blocks, by its kind."""
+    name = found.path.name
+    suffix = found.path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        from lancelot_indexer import html
+
+        return html.extract(text, name)
+    if suffix in (".md", ".markdown"):
+        # markdown-it and PyYAML take a tenth of a second to import: only when there is Markdown.
+        from lancelot_indexer import markdown
+
+        return markdown.extract(text, name)
+    return Document(name, paragraphs(text))
+
+
+def _read(found: Found) -> tuple[str, str]:
+    try:
+        data = found.path.read_bytes()
+    except OSError as exc:
+        raise _Unusable(f"unreadable: {exc.strerror or exc}") from exc
+    try:
+        decoded = decode(data)
+    except BinaryError as exc:
+        raise _Unusable(str(exc)) from exc
+    return decoded.text, decoded.encoding
+
+
+def read_document(found: Found, chunk_size: int) -> Outcome:
+    """One file's rows and encoding, or the reason it cannot be used (runs in a worker process too)."""
+    try:
+        text, encoding = _read(found)
+        document = parse(found, text)
+    except _Unusable as exc:
+        return str(exc)
+    pieces = chunk(document.blocks, chunk_size)
+    if not pieces:
+        return "no text"
+    title, relative = document.title, found.relative
+    rows = [
+        (
+            layout.chunk_id(relative, number),
+            title,
+            piece.heading,
+            piece.text,
+            hashlib.sha256(piece.text.encode("utf-8")).hexdigest(),
+        )
+        for number, piece in enumerate(pieces)
+    ]
+    return encoding, rows
+
+
+def _workers(files: int, requested: int | None) -> int:
+    if requested is not None:
+        return requested
+    # Forking is cheap and safe on Linux only (macOS frameworks and Windows cannot fork).
+    if sys.platform != "linux" or files < POOL_MIN_FILES:
+        return 1
+    return min(os.cpu_count() or 1, 8)
+
+
+@contextmanager
+def _outcomes(
+    found: list[Found], chunk_size: int, workers: int, meanwhile: Callable[[], object] | None
+) -> Iterator[Iterator[Outcome]]:
+    if workers <= 1:
+        if meanwhile is not None:
+            meanwhile()
+        yield (read_document(item, chunk_size) for item in found)
+        return
+    # Fork before starting any thread of ours: a child must not inherit a lock a thread holds.
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        helper = threading.Thread(target=meanwhile, daemon=True) if meanwhile is not None else None
+        outcomes = pool.imap(partial(read_document, chunk_size=chunk_size), found, chunksize=_BATCH)
+        if helper is not None:
+            helper.start()
+        yield outcomes
+        if helper is not None:
+            helper.join()
+
+
+def collect(
+    docs: Path,
+    chunk_size: int,
+    on_progress: ProgressCallback | None = None,
+    *,
+    workers: int | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> Collected:
+    """Walk `docs` and turn every usable document into rows; unusable files are listed, never fatal.
+
+    `workers`: processes that read documents (None: one per core when there are many files).
+    `meanwhile` is called once, in a thread while the workers read, or first when there are none.
+    """
+    if not docs.is_dir():
+        raise DocsError(f"The documents folder {docs} does not exist or is not a folder.")
+    items = list(walk(docs))
+    found = [item for item in items if isinstance(item, Found)]
+    skipped = [item for item in items if isinstance(item, Skipped)]
+    ids: list[str] = []
+    paths: list[str] = []
+    titles: list[str] = []
+    headings: list[str] = []
+    texts: list[str] = []
+    hashes: list[str] = []
+    windows_1252: list[str] = []
+    documents = 0
+    with _outcomes(found, chunk_size, _workers(len(found), workers), meanwhile) as outcomes:
+        for done, (item, outcome) in enumerate(zip(found, outcomes, strict=True), start=1):
+            if isinstance(outcome, str):
+                skipped.append(Skipped(item.relative, outcome))
+            else:
+                encoding, rows = outcome
+                documents += 1
+                if encoding == CP1252:
+                    windows_1252.append(item.relative)
+                paths.extend([item.relative] * len(rows))
+                for column, values in zip((ids, titles, headings, texts, hashes), zip(*rows, strict=True), strict=True):
+                    column.extend(values)
+            if on_progress is not None:
+                on_progress("read", done, len(found))
+    columns = {
+        layout.ID: ids,
+        layout.PATH: paths,
+        layout.TITLE: titles,
+        layout.HEADING: headings,
+        layout.TEXT: texts,
+        layout.TEXT_HASH: hashes,
+    }
+    return Collected(columns, documents, skipped, windows_1252)
