@@ -61,3 +61,20 @@ def write_big_text(path: Path, size: int = 20 * 1024 * 1024) -> None:
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
     return make_docs(tmp_path / "docs")
+
+
+# Three small documents, for the embedding tests (a few chunks, each with a distinct text).
+SMALL_DOCS = {
+    "guide/vacuum.md": "# Vacuum\n\nVacuum reclaims the space of dead rows.\n\n## Autovacuum\n\nIt runs for you.\n",
+    "guide/index.md": "# Indexes\n\nA B-tree index speeds up equality and range lookups.\n",
+    "notes.txt": "Backups are taken with pg_dump and restored with pg_restore.\n",
+}
+
+
+@pytest.fixture
+def small_docs(tmp_path: Path) -> Path:
+    root = tmp_path / "small-docs"
+    for name, text in SMALL_DOCS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root

@@ -11,20 +11,10 @@ from lancelot_indexer.pipeline import Options, build
 from lancelot_indexer.vectors import VectorExtension
 from lancelot_schema import layout
 
-DOCS = {
-    "guide/vacuum.md": "# Vacuum\n\nVacuum reclaims the space of dead rows.\n\nAutovacuum runs it for you.\n",
-    "guide/index.md": "# Indexes\n\nA B-tree index speeds up equality and range lookups.\n",
-    "notes.txt": "Backups are taken with pg_dump and restored with pg_restore.\n",
-}
-
 
 @pytest.fixture
-def docs(tmp_path):
-    root = tmp_path / "docs"
-    for name, text in DOCS.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
+def docs(small_docs):
+    return small_docs
 
 
 def run(docs, db, server, *, model="test-8", key="sk-test", progress=None):
@@ -107,13 +97,6 @@ def vectors_match(db, server, model):
     )
 
 
-# write.replace_table merges on string columns only, so rows whose text is unchanged keep their old (or
-# null) vector. Integration phase: overwrite when the stamped model or width differs, or the current
-# table has no vector column. Strict: these start failing once it is fixed; then drop the markers.
-MERGE_KEEPS_OLD_VECTORS = pytest.mark.xfail(strict=True, reason="write merges on string columns only")
-
-
-@MERGE_KEEPS_OLD_VECTORS
 def test_another_model_of_the_same_width_replaces_every_vector(docs, tmp_path):
     from tests.support.embedding_server import EmbeddingServer
     from tests.support.fake_vectors import hashed_vector
@@ -128,15 +111,27 @@ def test_another_model_of_the_same_width_replaces_every_vector(docs, tmp_path):
         assert vectors_match(tmp_path / "db", server, "b")
 
 
-@MERGE_KEEPS_OLD_VECTORS
 def test_another_width_replaces_every_vector(docs, tmp_path, embedding_server):
     run(docs, tmp_path / "db", embedding_server, model="test-8")
     run(docs, tmp_path / "db", embedding_server, model="test-16")
     assert vectors_match(tmp_path / "db", embedding_server, "test-16")
 
 
-@MERGE_KEEPS_OLD_VECTORS
 def test_embedding_a_table_built_without_vectors_fills_every_row(docs, tmp_path, embedding_server):
     build(docs, tmp_path / "db", Options())
     run(docs, tmp_path / "db", embedding_server)
     assert vectors_match(tmp_path / "db", embedding_server, "test-8")
+
+
+def test_new_vectors_replace_the_table_in_one_commit_and_the_same_model_merges(docs, tmp_path, embedding_server):
+    db = tmp_path / "db"
+    build(docs, db, Options())
+    version = read(db).version
+    extension = VectorExtension(model="test-8", api_key="sk-test", base_url=embedding_server.url)
+    assert build(docs, db, Options(), extension=extension).strategy == "overwrite"
+    # One commit for data, vectors and stamp, one for the full-text index: no version shows stale vectors.
+    assert read(db).version == version + 2
+    (docs / "notes.txt").write_text("Backups are taken with pg_basebackup.\n", encoding="utf-8")
+    assert build(docs, db, Options(), extension=extension).strategy == "merge"
+    assert vectors_match(db, embedding_server, "test-8")
+    assert list(read(db).list_indices())  # the full-text index survived both

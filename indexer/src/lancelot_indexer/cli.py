@@ -1,9 +1,15 @@
-"""`lancelot-index DOCS DB`: parse, resolve settings once, run the pipeline, print a summary."""
+"""`lancelot-index DOCS DB`: parse, resolve settings once, run the pipeline, print a summary.
+
+With `--embed`, the pipeline gets a `VectorExtension` built from the resolved settings (model, key,
+endpoint); the summary then says how many chunks were embedded, how many vectors were reused, and at
+what cost in requests.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +18,17 @@ from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, Report, build, log
 from lancelot_indexer.progress import bar
 from lancelot_schema import layout, logs, settings, stored
+
+if TYPE_CHECKING:
+    from lancelot_indexer.vectors import EmbedReport
+
+
+def embed_summary(report: EmbedReport) -> str:
+    """What --embed did: new vectors, reused vectors, requests, and where the texts went."""
+    return (
+        f"Vectors: {report.embedded} chunks embedded with {report.model} at {report.host} "
+        f"({report.requests} requests), {report.reused} reused from the current table; width {report.width}."
+    )
 
 
 def summary(report: Report) -> str:
@@ -43,8 +60,29 @@ def summary(report: Report) -> str:
 @click.option("--no-fts", is_flag=True, help="Do not build the full-text (BM25) index.")
 @click.option("--allow-empty", is_flag=True, help="Empty the table when DOCS has no documents.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary; warnings still go to stderr.")
+@click.option(
+    "--embed",
+    is_flag=True,
+    help="Store a vector per chunk, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL. "
+    "Vectors of unchanged chunks are reused.",
+)
+@click.option(
+    "--embed-concurrency",
+    type=click.IntRange(1, 64),
+    default=4,
+    show_default=True,
+    help="Embedding requests in flight at once.",
+)
 def main(
-    docs: Path, db: Path, table: str | None, chunk_size: int, no_fts: bool, allow_empty: bool, quiet: bool
+    docs: Path,
+    db: Path,
+    table: str | None,
+    chunk_size: int,
+    no_fts: bool,
+    allow_empty: bool,
+    quiet: bool,
+    embed: bool,
+    embed_concurrency: int,
 ) -> None:
     """Index the documents in DOCS (.md, .txt, .html) into the LanceDB database at DB.
 
@@ -57,8 +95,22 @@ def main(
             log.warning(problem)
         options = Options(table=table or resolved.table, chunk_size=chunk_size, fts=not no_fts, allow_empty=allow_empty)
         with bar(not quiet) as on_progress:
-            report = build(docs, db, options, on_progress=on_progress)
+            extension = None
+            if embed:
+                # pyarrow comes with it: imported only when asked for, as the pipeline does.
+                from lancelot_indexer.vectors import VectorExtension
+
+                extension = VectorExtension(
+                    model=resolved.embedding_model,
+                    api_key=resolved.api_key,
+                    base_url=resolved.base_url,
+                    concurrency=embed_concurrency,
+                    on_progress=on_progress,
+                )
+            report = build(docs, db, options, on_progress=on_progress, extension=extension)
     except (IndexerError, stored.StoredSettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
     if not quiet:
         click.echo(summary(report))
+        if extension is not None and extension.report is not None:
+            click.echo(embed_summary(extension.report))

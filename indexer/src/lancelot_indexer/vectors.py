@@ -12,12 +12,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from lancelot_indexer.embed import Limits, Retry, embed_texts, endpoint_host
 from lancelot_schema import layout
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # on_progress(stage, done, total), as the pipeline calls it; the stage here is "embed".
 Progress = Callable[[str, int, int], None]
@@ -51,6 +52,8 @@ def reusable(current: Any, model: str) -> Reusable:
     """What can be copied from `current` (the table's Lance dataset, or None): only vectors of the same model."""
     if current is None:
         return NOTHING
+    import pyarrow as pa
+
     schema = current.schema
     stamped = layout.decode_metadata(schema.metadata)
     if stamped.get("embedding_model") != model or not {layout.TEXT_HASH, layout.VECTOR} <= set(schema.names):
@@ -86,6 +89,9 @@ class VectorExtension:
         self.report: EmbedReport | None = None
 
     def extend(self, rows: pa.Table, current: Any) -> tuple[pa.Table, dict[str, str]]:
+        # pyarrow here, not at import: the CLI builds the extension before the documents are read.
+        import pyarrow as pa
+
         old = reusable(current, self.model)
         hashes = rows.column(layout.TEXT_HASH).to_pylist()
         texts = rows.column(layout.TEXT).to_pylist()

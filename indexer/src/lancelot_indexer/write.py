@@ -11,8 +11,11 @@ seeing a broken one:
   both keep the FTS index), then one `merge_insert` on `id` that updates changed rows, inserts new ones
   and deletes vanished ones in a single commit. Rows added by the merge are searched without the index
   until `optimize_indices` folds them into it, so full-text search works at every moment.
-* Anything else (another tool's layout): overwrite it, then the FTS index. The data swap is atomic;
-  full-text search is unavailable until the index commit that follows.
+* Anything else (another tool's layout), and new vectors that are not the current table's (the table
+  has none, or they came from another model or are of another width): overwrite it, then the FTS
+  index. The merge compares text columns only, so it would keep a stale (or null) vector beside an
+  unchanged text; the overwrite swaps data, vectors and metadata in one atomic commit. Full-text
+  search is unavailable until the index commit that follows.
 
 Old versions are deleted only once they have been superseded for `keep_versions` (a reader holding an
 old version keeps it that long), and leftover `.tmp*` files from a killed write are removed; both run
@@ -119,7 +122,7 @@ def replace_table(
     if dataset is None:
         dataset = lance.write_dataset(data, uri, mode="create")
         strategy = "create"
-    elif _mergeable(dataset.schema):
+    elif _mergeable(dataset.schema) and not _new_vectors(dataset.schema, data.schema):
         _evolve(dataset, data.schema)
         _merge(dataset, data)
         dataset.update_schema_metadata(dict(metadata), replace=True)
@@ -139,6 +142,16 @@ def _uri(db: Path, name: str) -> str:
 def _mergeable(schema: pa.Schema) -> bool:
     names = set(schema.names)
     return all(column in names and pa.types.is_string(schema.field(column).type) for column in (layout.ID, layout.TEXT))
+
+
+def _new_vectors(current: pa.Schema, target: pa.Schema) -> bool:
+    """True when `target` carries vectors the current table does not hold: absent, retyped or of another model."""
+    if layout.VECTOR not in target.names:
+        return False
+    if layout.VECTOR not in current.names or current.field(layout.VECTOR).type != target.field(layout.VECTOR).type:
+        return True
+    stamped, wanted = layout.decode_metadata(current.metadata), layout.decode_metadata(target.metadata)
+    return any(stamped.get(key) != wanted.get(key) for key in ("embedding_model", "vector_width"))
 
 
 def _evolve(dataset: lance.LanceDataset, target: pa.Schema) -> None:
