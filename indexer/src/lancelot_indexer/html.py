@@ -1,7 +1,7 @@
 """HTML to blocks with selectolax (Lexbor, an HTML5 parser): text only, block elements as breaks.
 
-Lexbor does the parsing and entity decoding in C; Python only inserts markers around block elements
-and turns the marked text into paragraphs, so a page costs a handful of calls rather than one per node.
+Lexbor does the parsing and entity decoding in C; Python walks the elements once, inserting markers
+next to block elements, then turns the marked text into paragraphs.
 """
 
 from __future__ import annotations
@@ -11,13 +11,15 @@ from selectolax.lexbor import LexborHTMLParser
 from lancelot_indexer.chunk import Block, Document
 
 REMOVED = ["script", "style", "noscript", "template", "svg"]
-PARAGRAPH_ELEMENTS = (
-    "address, article, aside, blockquote, body, caption, dd, details, dialog, div, dl, dt, fieldset, "
-    "figcaption, figure, footer, form, header, hr, li, main, nav, ol, p, section, summary, table, "
-    "tbody, tfoot, thead, tr, ul"
-)
-LINE_ELEMENTS = "br"
-CELL_ELEMENTS = "td, th"
+# fmt: off
+PARAGRAPH_ELEMENTS = [
+    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl",
+    "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "li", "main", "nav", "ol",
+    "p", "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul",
+]
+# fmt: on
+LINE_ELEMENTS = ["br"]
+CELL_ELEMENTS = ["td", "th"]
 
 # Private-use characters mark the breaks until the whitespace has been collapsed.
 _PARAGRAPH = "\ue000"
@@ -37,32 +39,40 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
+# What goes before and after each element that breaks the text (others are inline).
+_MARKS: dict[str | None, tuple[str, str]] = {
+    **{tag: (_PARAGRAPH, _PARAGRAPH) for tag in PARAGRAPH_ELEMENTS},
+    **{f"h{level}": (_PARAGRAPH + marker, _PARAGRAPH) for level, marker in _HEADING.items()},
+    **{tag: ("", _LINE) for tag in LINE_ELEMENTS},
+    **{tag: ("", " ") for tag in CELL_ELEMENTS},
+}
+
+
+def _first_text(tree: LexborHTMLParser, tag: str) -> str:
+    nodes = tree.tags(tag)
+    return _collapse(nodes[0].text(deep=True)) if nodes else ""
+
+
 def extract(html: str, file_name: str) -> Document:
     """The title and the text blocks of an HTML page; never raises on malformed markup."""
     tree = LexborHTMLParser(html)
     tree.strip_tags(REMOVED)
-    title_node = tree.css_first("title")
-    title = _collapse(title_node.text(deep=True)) if title_node is not None else ""
-    if not title:
-        h1 = tree.css_first("h1")
-        title = _collapse(h1.text(deep=True)) if h1 is not None else ""
+    title = _first_text(tree, "title") or _first_text(tree, "h1") or file_name
     body = tree.body or tree.root
     if body is None:
-        return Document(title or file_name, [])
-    for pre in body.css("pre"):
+        return Document(title, [])
+    for pre in tree.tags("pre"):
         pre.replace_with(_PARAGRAPH + _PRE + pre.text(deep=True).translate(_PRE_PROTECT) + _PARAGRAPH)
-    for level in range(1, 7):
-        for heading in body.css(f"h{level}"):
-            heading.insert_before(_PARAGRAPH + _HEADING[level])
-            heading.insert_after(_PARAGRAPH)
-    for node in body.css(PARAGRAPH_ELEMENTS):
-        node.insert_before(_PARAGRAPH)
-        node.insert_after(_PARAGRAPH)
-    for node in body.css(LINE_ELEMENTS):
-        node.insert_after(_LINE)
-    for node in body.css(CELL_ELEMENTS):
-        node.insert_after(" ")
-    return Document(title or file_name, _blocks(body.text(deep=True)))
+    # One walk over the elements; a marker inserted next to an element is a text node the walk skips.
+    marks = _MARKS
+    for node in body.traverse():
+        mark = marks.get(node.tag)
+        if mark is not None:
+            before, after = mark
+            if before:
+                node.insert_before(before)
+            node.insert_after(after)
+    return Document(title, _blocks(body.text(deep=True)))
 
 
 def _blocks(marked: str) -> list[Block]:
@@ -81,8 +91,9 @@ def _blocks(marked: str) -> list[Block]:
             continue
         level = _HEADING_LEVEL.get(first, 0)
         if level:
-            part = part[1:]
-        paragraph = "\n".join(line for line in (piece.strip(" ") for piece in part.split(_LINE)) if line)
-        if paragraph:
-            blocks.append(Block(paragraph, level=level))
+            part = part[1:].lstrip(" ")
+        if _LINE in part:
+            part = "\n".join(line for line in (piece.strip(" ") for piece in part.split(_LINE)) if line)
+        if part:
+            blocks.append(Block(part, level=level))
     return blocks
