@@ -77,3 +77,36 @@ def test_a_progress_bar_is_drawn_on_a_terminal(docs, tmp_path):
 def test_the_session_database_fixture_is_searchable(indexed_db):
     table = lancedb.connect(indexed_db).open_table("documents")
     assert table.search("puncture", query_type="fts").limit(1).to_list()
+
+
+# Whether structlog was imported by the run, printed after it; a fresh process, since tests import it.
+QUIET_RUN = """
+import sys
+from lancelot_indexer.cli import main
+main(["--quiet", sys.argv[1], sys.argv[2]], standalone_mode=False)
+print("structlog" in sys.modules)
+"""
+
+
+def test_a_quiet_clean_run_never_imports_structlog_and_warnings_still_reach_stderr(tmp_path):
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", QUIET_RUN, clean, tmp_path / "db"], capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "False\n", "")
+    (clean / "binary.txt").write_bytes(b"\x00\x01")
+    out = subprocess.run([sys.executable, "-c", QUIET_RUN, clean, tmp_path / "db"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout == "True\n"
+    assert "skipped" in out.stderr and "binary.txt" in out.stderr and "binary file" in out.stderr
+
+
+def test_help_and_usage_errors_import_neither_lance_nor_pyarrow():
+    code = (
+        "import sys\nfrom lancelot_indexer.cli import main\n"
+        "for args in (['--help'], []):\n"
+        "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
+        "print(sorted(name for name in ('lance', 'pyarrow', 'structlog', 'lancedb') if name in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "Usage: " in out.stdout and "Missing argument" in out.stderr
+    assert out.stdout.splitlines()[-1] == "[]"

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from lancelot_indexer import __version__
+from lancelot_indexer import __version__, log
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, Report, build, log
+from lancelot_indexer.pipeline import Options, Report, build
 from lancelot_indexer.progress import bar
-from lancelot_schema import layout, logs, settings, stored
+from lancelot_schema import layout, settings, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.vectors import EmbedReport
@@ -88,7 +88,8 @@ def main(
 
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
-    logs.configure("WARNING" if quiet else "INFO")
+    # --embed logs retries through structlog directly: set it up at once then.
+    log.configure("WARNING" if quiet else "INFO", now=embed)
     try:
         resolved = settings.load(os.environ)
         for problem in resolved.warnings:

@@ -16,9 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-import structlog
-
-from lancelot_indexer import __version__
+from lancelot_indexer import __version__, log
 from lancelot_indexer.collect import ProgressCallback, collect
 from lancelot_indexer.errors import EmptyDocsError
 from lancelot_indexer.walk import Skipped
@@ -29,8 +27,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["Extension", "Options", "ProgressCallback", "Report", "build", "metadata"]
-
-log = structlog.get_logger("lancelot_indexer")
 
 # How long a version stays on disk after a newer one replaced it (a reader may still be reading it).
 DEFAULT_KEEP_VERSIONS = timedelta(minutes=2)
