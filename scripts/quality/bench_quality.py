@@ -141,6 +141,9 @@ def main() -> None:
     parser.add_argument("--work", default=str(ROOT / "bench-work/quality"))
     parser.add_argument("--check-only", action="store_true", help="only check that the model serves sensible vectors")
     parser.add_argument("--text-only", action="store_true", help="index without --embed; score text search alone")
+    parser.add_argument(
+        "--reuse-index", action="store_true", help="score the database a previous run built (no indexing)"
+    )
     args = parser.parse_args()
     from lancelot_schema import logs
 
@@ -151,13 +154,21 @@ def main() -> None:
         check = check_model(url)
         if args.check_only:
             return
-        shutil.rmtree(db, ignore_errors=True)
-        seconds = index(spec["docs"], db, url, embed=not args.text_only)
-        print(
-            f"indexed {spec['package']}"
-            + ("" if args.text_only else f" with --embed ({MODEL})")
-            + f" in {seconds:.0f} s"
-        )
+        if args.reuse_index and (db / "documents.lance").is_dir():
+            seconds = json.loads((Path(args.work) / "results.json").read_text(encoding="utf-8"))["index_seconds"]
+            print(f"scoring the database of the previous run ({db})")
+        else:
+            shutil.rmtree(db, ignore_errors=True)
+            seconds = index(spec["docs"], db, url, embed=not args.text_only)
+            print(
+                f"indexed {spec['package']}"
+                + ("" if args.text_only else f" with --embed ({MODEL})")
+                + f" in {seconds:.0f} s"
+            )
+            # Written now, so that --reuse-index finds the indexing time if scoring fails.
+            (Path(args.work) / "results.json").write_text(
+                json.dumps({"index_seconds": seconds}) + "\n", encoding="utf-8"
+            )
         results = evaluate(db, url, spec["queries"], ("text",) if args.text_only else MODES)
     print(f"\n{len(spec['queries'])} labelled questions over {spec['package']}; top {K} hits scored by page\n")
     print("| search | recall@10 | MRR@10 | fell back | ms/query |")

@@ -110,6 +110,6 @@ def test_no_database_file_changes_while_every_tool_runs_in_every_mode(tmp_path, 
         OPENAI_BASE_URL=embedding_server.url,
         EMBEDDING_MODEL="test-8",
     )
-    vector_hits = [r for r in results if r.structured_content and r.structured_content.get("searchType") == "vector"]
-    assert vector_hits, "vector search ran against the embedded table"
+    search_types = {r.structured_content.get("searchType") for r in results if r.structured_content}
+    assert {"vector", "hybrid"} <= search_types, "vector and hybrid search ran against the embedded table"
     assert fingerprint(db) == before

@@ -32,35 +32,52 @@ def test_all_four_tools_answer_over_stdio(lancelot_db):
 def test_every_mode_and_fallback_over_stdio(lancelot_db, closed_url):
     async def session(client):
         replies = {}
-        for mode in ("auto", "text", "vector"):
+        for mode in ("auto", "text", "vector", "hybrid"):
             replies[mode] = (await call(client, "lancedb_search", {"query": "chain", "mode": mode})).structured_content
-        replies["hybrid"] = await call(client, "lancedb_search", {"query": "chain", "mode": "hybrid"})
         return replies
 
     # A key, but an endpoint where nothing listens: vector search fails and says why.
     replies = serve(
-        lancelot_db, session, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=closed_url, LANCEDB_TABLE="embedded"
+        lancelot_db,
+        session,
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=closed_url,
+        EMBEDDING_MODEL="test-8",
+        LANCEDB_TABLE="embedded",
     )
-    for mode in ("auto", "vector"):
+    for mode in ("auto", "vector", "hybrid"):
         assert replies[mode]["searchType"] == "text" and replies[mode]["hits"]
         assert replies[mode]["note"].startswith("vector search failed: cannot reach")
     assert "note" not in replies["text"] and replies["text"]["textMatch"] == "bm25"
-    assert replies["hybrid"].is_error and "not available" in replies["hybrid"].content[0].text
 
 
-def test_vector_search_over_stdio(lancelot_db, embedding_server):
+def test_vector_and_hybrid_search_over_stdio(lancelot_db, embedding_server):
     async def session(client):
-        return await call(client, "lancedb_search", {"query": "press the patch firmly", "mode": "vector"})
+        replies = {}
+        for mode in ("vector", "hybrid", "auto"):
+            arguments = {"query": "press the patch firmly", "mode": mode}
+            replies[mode] = (await call(client, "lancedb_search", arguments)).structured_content
+        replies["text"] = (await call(client, "lancedb_search", {"query": "patch", "mode": "text"})).structured_content
+        replies["status"] = (await call(client, "lancedb_status")).structured_content
+        return replies
 
-    reply = serve(
+    replies = serve(
         lancelot_db,
         session,
         OPENAI_API_KEY="sk-test",
         OPENAI_BASE_URL=embedding_server.url,
         EMBEDDING_MODEL="test-8",
         LANCEDB_TABLE="embedded",
-    ).structured_content
-    assert reply["searchType"] == "vector" and reply["hits"][0]["source"] == "guide/puncture.md"
+    )
+    assert replies["vector"]["searchType"] == "vector" and replies["vector"]["hits"][0]["source"] == "guide/puncture.md"
+    for mode in ("hybrid", "auto"):
+        reply = replies[mode]
+        assert (reply["searchType"], reply["textMatch"]) == ("hybrid", "bm25") and "note" not in reply
+        assert reply["hits"][0]["source"] == "guide/puncture.md"
+    assert replies["status"]["searchTypes"] == ["text", "vector", "hybrid"]
+    assert replies["status"]["embedding"]["endpoint"] == f"127.0.0.1:{embedding_server.port}"
+    # Three vector or hybrid searches, three requests; the text search and the status sent nothing.
+    assert [r.inputs for r in embedding_server.requests] == [("press the patch firmly",)] * 3
 
 
 def test_an_anythingllm_table_over_stdio(lancelot_db):

@@ -6,6 +6,7 @@ directly with LanceDB, in the columns those tools write.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -44,13 +45,15 @@ def write_docs(folder: Path, docs: dict[str, str] | None = None) -> Path:
     return folder
 
 
-def index(docs: Path, db: Path, *options: str) -> None:
-    """Run the real `lancelot-index DOCS DB [options]`; fail the test with its output if it fails."""
+def index(docs: Path, db: Path, *options: str, env: dict[str, str] | None = None) -> None:
+    """Run the real `lancelot-index DOCS DB [options]` (with `env` added to the environment); fail the
+    test with its output if it fails."""
     done = subprocess.run(
         [str(BIN / "lancelot-index"), str(docs), str(db), "--quiet", *options],
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, **env} if env else None,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 

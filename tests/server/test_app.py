@@ -121,7 +121,6 @@ def test_query_replies_with_one_markdown_block(lancelot_db):
         ({"query": "chain", "mode": "fuzzy"}, ["mode", "'auto'"]),
         ({"query": "chain", "limt": 3}, ["limt is not a parameter", "limit"]),
         ({}, ["query is required"]),
-        ({"query": "chain", "mode": "hybrid"}, ["Hybrid search is not available"]),
         ({"query": "chain", "table": "nope"}, ["'nope'", "tables:"]),
     ],
 )

@@ -5,26 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.server.conftest import endpoint_tools
 
 from lancelot_schema.settings import resolve
-from lancelot_server.errors import DatabaseNotFound, InvalidRequest, NotAvailable, TableLayoutError, TableNotFound
+from lancelot_server.errors import DatabaseNotFound, InvalidRequest, TableLayoutError, TableNotFound
 from lancelot_server.store import Store
 from lancelot_server.tools import Tools
-
-
-@pytest.fixture
-def make_tools():
-    """Tools over the database `db` with settings from `environ`; their embedding clients closed afterwards."""
-    made: list[Tools] = []
-
-    def make(db, **environ):
-        settings = resolve({"LANCEDB_PATH": str(db), **environ})
-        made.append(Tools(Store(settings.db_path), settings, protocol_versions=["2025-11-25"]))
-        return made[-1]
-
-    yield make
-    for tools in made:
-        tools.close()
 
 
 def test_text_search_uses_the_full_text_index(lancelot_db, make_tools):
@@ -102,11 +88,6 @@ def test_path_prefix_is_matched_literally(lancelot_db, make_tools):
             assert tools.search("the", mode="text", table=table, path=prefix)["hits"] == [], (table, prefix)
 
 
-def endpoint_tools(make_tools, db, endpoint, table="embedded", model="test-8", key="sk-test"):
-    """Tools whose embeddings come from the test endpoint on 127.0.0.1."""
-    return make_tools(db, LANCEDB_TABLE=table, OPENAI_API_KEY=key, OPENAI_BASE_URL=endpoint.url, EMBEDDING_MODEL=model)
-
-
 HOSTILE = ["'", "%", "_", "\\", '"; DROP', "a\x00b", "🚲", "x" * 2000, "' OR 1=1 --", "text:chain AND (", "*"]
 
 
@@ -172,9 +153,10 @@ def test_vector_without_a_vector_column_says_so(lancelot_db, make_tools):
     assert "no vector column" in reply["note"]
 
 
-def test_vector_search_that_cannot_reach_the_endpoint_falls_back_quickly(lancelot_db, closed_url, make_tools):
-    tools = make_tools(lancelot_db, LANCEDB_TABLE="embedded", OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=closed_url)
-    reply = tools.search("hiss", mode="vector")
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_vector_search_that_cannot_reach_the_endpoint_falls_back_quickly(lancelot_db, closed_url, make_tools, mode):
+    tools = endpoint_tools(make_tools, lancelot_db, closed_url)
+    reply = tools.search("hiss", mode=mode)
     assert reply["searchType"] == "text" and reply["hits"]
     assert reply["note"].startswith("vector search failed: cannot reach 127.0.0.1:")
 
@@ -189,13 +171,12 @@ def test_vector_search_with_a_rejected_key_names_the_status(lancelot_db, embeddi
 
 def test_vector_search_finds_the_nearest_rows(lancelot_db, embedding_server, make_tools):
     tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-8")
-    for mode in ("vector", "auto"):
-        reply = tools.search("Roughen the rubber, spread the glue", mode=mode, limit=3)
-        assert (reply["searchType"], reply["count"]) == ("vector", 3)
-        assert "note" not in reply and "textMatch" not in reply
-        distances = [hit["score"] for hit in reply["hits"]]
-        assert distances == sorted(distances)  # lower is closer
-        assert reply["hits"][0]["source"] == "guide/puncture.md"
+    reply = tools.search("Roughen the rubber, spread the glue", mode="vector", limit=3)
+    assert (reply["searchType"], reply["count"]) == ("vector", 3)
+    assert "note" not in reply and "textMatch" not in reply
+    distances = [hit["score"] for hit in reply["hits"]]
+    assert distances == sorted(distances)  # lower is closer
+    assert reply["hits"][0]["source"] == "guide/puncture.md"
     assert embedding_server.requests[0].inputs == ("Roughen the rubber, spread the glue",)
 
 
@@ -206,7 +187,8 @@ def test_vector_search_respects_the_path_prefix(lancelot_db, embedding_server, m
 
 
 def test_auto_falls_back_when_vector_search_finds_nothing(lancelot_db, embedding_server, make_tools):
-    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-8")
+    # No full-text index: auto runs vector search, which finds nothing under the prefix.
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded_plain", model="test-8")
     reply = tools.search("chain", path="nowhere/")
     assert reply["searchType"] == "text"
     assert reply["note"].startswith("vector search found nothing")
@@ -218,11 +200,6 @@ def test_a_model_of_another_width_falls_back_with_both_widths(lancelot_db, embed
     reply = tools.search("hiss", mode="vector")
     assert reply["searchType"] == "text"
     assert "width 16" in reply["note"] and "width 384" in reply["note"]
-
-
-def test_hybrid_is_not_available_yet(lancelot_db, make_tools):
-    with pytest.raises(NotAvailable, match="not available"):
-        make_tools(lancelot_db).search("chain", mode="hybrid")
 
 
 @pytest.mark.parametrize(
@@ -280,7 +257,7 @@ def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     assert status["database"] == {
         "path": str(lancelot_db),
         "exists": True,
-        "tables": ["documents", "embedded", "plain", "workspace"],
+        "tables": ["documents", "embedded", "embedded_plain", "plain", "workspace"],
     }
     table = status["table"]
     assert table["name"] == "documents" and table["exists"] is True
@@ -289,7 +266,13 @@ def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     assert (table["textColumn"], table["titleColumn"], table["sourceColumns"]) == ("text", "title", ["path"])
     assert (table["vectorColumn"], table["vectorWidth"]) == (None, None)
     assert table["metadata"]["chunk_size"] == "1200" and "indexed_at" in table["metadata"]
-    assert status["embedding"] == {"model": "text-embedding-3-small", "endpoint": "api.openai.com", "apiKey": False}
+    assert status["embedding"] == {
+        "model": "text-embedding-3-small",
+        "endpoint": "api.openai.com",
+        "apiKey": False,
+        "note": "the table has no vector column (index it with `lancelot-index --embed`); "
+        "vector and hybrid search fall back to text search",
+    }
     assert status["searchTypes"] == ["text"]
 
 

@@ -54,8 +54,8 @@ Query = Annotated[
 SearchMode = Annotated[
     Mode,
     Field(
-        description="auto: vector search when it can run, else text; text: full-text (BM25) or substring; "
-        "vector: embeddings; hybrid: not available yet."
+        description="auto: hybrid when it can run, else vector, else text; text: full-text (BM25) or substring; "
+        "vector: embeddings; hybrid: text and vector rankings fused (reciprocal rank fusion)."
     ),
 ]
 TableName = Annotated[str | None, Field(description="Table to search; default from LANCEDB_TABLE.")]
@@ -110,7 +110,8 @@ def _tools(tools: Tools) -> list[Tool]:
 
         searchType says which search produced the hits and textMatch (bm25 or substring) how text search matched;
         note says why, when the search is not the one asked for. Scores: vector = distance (lower is closer),
-        bm25 = BM25 (higher is better), substring = share of query words found (higher is better).
+        bm25 = BM25 (higher is better), substring = share of query words found (higher is better),
+        hybrid = fused relevance (higher is better). Only vector and hybrid send the query to the embedding endpoint.
         """
         return _answer("lancedb_search", lambda: tools.search(query, mode, limit, table, path), as_json=True)
 

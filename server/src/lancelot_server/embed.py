@@ -1,7 +1,9 @@
-"""Embed a query for vector search through the OpenAI API or any OpenAI-compatible endpoint.
+"""Embed a query for vector and hybrid search through the OpenAI API or any OpenAI-compatible endpoint.
 
 The openai package is imported on the first vector search, never before. A query path never retries
 and times out quickly: a failed embedding is not an error, it sends the search to text with a note.
+An endpoint is usable with an API key, or without one when OPENAI_BASE_URL names it (a local server
+such as Ollama needs none).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from lancelot_schema.settings import Settings
 from lancelot_server.errors import VectorSearchUnavailable
 
 OPENAI_HOST = "api.openai.com"
+OPENAI_BASE_URL = f"https://{OPENAI_HOST}/v1"
 CONNECT_TIMEOUT_S = 3.0
 TOTAL_TIMEOUT_S = 15.0
 
@@ -39,8 +42,10 @@ class Embedder:
                 import openai
 
                 self._client = openai.OpenAI(
-                    api_key=self.settings.api_key,
-                    base_url=self.settings.base_url,
+                    # A local endpoint may need no key; the client insists on some value.
+                    api_key=self.settings.api_key or "no-key",
+                    # Explicit, so that the client never reads the environment itself.
+                    base_url=self.settings.base_url or OPENAI_BASE_URL,
                     max_retries=0,
                     timeout=openai.Timeout(TOTAL_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
                 )
@@ -53,11 +58,21 @@ class Embedder:
                 self._client.close()
                 self._client = None
 
-    def embed(self, text: str) -> list[float]:
-        if not self.settings.has_api_key:
+    @property
+    def usable(self) -> bool:
+        """A key, or an endpoint of one's own that may need none."""
+        return self.settings.has_api_key or self.settings.base_url is not None
+
+    def require(self) -> None:
+        """Raise `VectorSearchUnavailable` when there is no endpoint to send a query to."""
+        if not self.usable:
             raise VectorSearchUnavailable(
-                "no API key: vector search needs OPENAI_API_KEY (or a key stored by lancelot-init)"
+                "no API key: vector search needs OPENAI_API_KEY (or a key stored by lancelot-init), "
+                "or OPENAI_BASE_URL naming an endpoint that needs none"
             )
+
+    def embed(self, text: str) -> list[float]:
+        self.require()
         import openai
 
         try:

@@ -54,6 +54,7 @@ class EmbeddingStatus(TypedDict):
     model: str
     endpoint: str
     apiKey: bool
+    note: NotRequired[str]
 
 
 class StatusReply(TypedDict):

@@ -15,9 +15,11 @@ import structlog
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__, markdown, search
 from lancelot_server.embed import Embedder, endpoint_host
-from lancelot_server.errors import InvalidRequest, LancelotError, NotAvailable, VectorSearchUnavailable
+from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable
+from lancelot_server.fusion import reciprocal_rank_fusion
 from lancelot_server.replies import (
     DatabaseStatus,
+    EmbeddingStatus,
     Mode,
     SearchReply,
     SearchType,
@@ -34,6 +36,11 @@ MIN_LIMIT, MAX_LIMIT = 1, 50
 SEARCH_LIMIT, QUERY_LIMIT = 5, 8
 MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
 MODES: tuple[str, ...] = get_args(Mode)
+# Hybrid search fuses this many hits (at least) from each of its two lists: deeper than `limit`, so that
+# a passage both lists rank moderately high can overtake one that only a single list ranks first.
+HYBRID_DEPTH = 20
+
+Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
 
 log = structlog.get_logger("lancelot.tools")
 
@@ -71,10 +78,6 @@ class Tools:
         path: str | None = None,
     ) -> SearchReply:
         _check(query, mode, limit)
-        if mode == "hybrid":
-            raise NotAvailable(
-                "Hybrid search is not available in this version of Lancelot yet. Use mode 'auto', 'text' or 'vector'."
-            )
         name = table or self.settings.table
         handle = self.store.table(name)
         table_layout = describe(handle.schema, self.settings.text_column, name)
@@ -88,32 +91,65 @@ class Tools:
         log.debug("search", table=name, mode=mode, search_type=search_type, text_match=text_match, count=len(hits))
         return cast(SearchReply, reply)
 
-    def _run(
-        self, handle: Any, table_layout: Layout, query: str, mode: str, limit: int, path: str | None
-    ) -> tuple[list[Hit], SearchType, TextMatch | None, str | None]:
+    def _run(self, handle: Any, table_layout: Layout, query: str, mode: str, limit: int, path: str | None) -> Outcome:
+        """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why.
+
+        The query leaves the machine (to the embedding endpoint) only on the vector and hybrid paths, and
+        only once nothing known in advance (no vectors, no key, another model) rules them out.
+        """
         note: str | None = None
-        if mode in ("vector", "auto"):
+        if mode != "text":
             try:
+                self._check_vectors(table_layout)
+                if mode != "vector":
+                    if search.has_fts_index(handle, table_layout.text):
+                        return self._hybrid(handle, table_layout, query, limit, path)
+                    note = "hybrid search needs a full-text index, which the table lacks; used vector search instead."
                 hits = self._vector(handle, table_layout, query, limit, path)
+                if hits or mode == "vector":
+                    return hits, "vector", None, note
+                note = "vector search found nothing; used text search instead."
             except VectorSearchUnavailable as exc:
                 note = f"{exc}; used text search instead."
-            else:
-                if hits or mode == "vector":
-                    return hits, "vector", None, None
-                note = "vector search found nothing; used text search instead."
         hits, text_match = self._text(handle, table_layout, query, limit, path)
         return hits, "text", text_match, note
 
-    def _vector(self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None) -> list[Hit]:
+    def _check_vectors(self, table_layout: Layout) -> None:
+        """Raise `VectorSearchUnavailable` when vector search cannot work, before any query is sent."""
         if table_layout.vector is None:
             raise VectorSearchUnavailable("the table has no vector column (index it with `lancelot-index --embed`)")
+        self.embedder.require()
+        stamped = table_layout.stamped.get("embedding_model")
+        model = self.settings.embedding_model
+        if stamped is not None and stamped != model:
+            raise VectorSearchUnavailable(
+                f"the table's vectors come from {stamped} (width {table_layout.vector_width}) but queries would be "
+                f"embedded with {model} (EMBEDDING_MODEL); vectors of different models cannot be compared"
+            )
+
+    def _embed(self, table_layout: Layout, query: str) -> list[float]:
         embedding = self.embedder.embed(query)
         if len(embedding) != table_layout.vector_width:
             raise VectorSearchUnavailable(
                 f"vector search failed: {self.settings.embedding_model} gives vectors of width {len(embedding)} "
                 f"but the table's {table_layout.vector!r} column has width {table_layout.vector_width}"
             )
-        return search.vector(handle, table_layout, embedding, limit, path)
+        return embedding
+
+    def _vector(self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None) -> list[Hit]:
+        return search.vector(handle, table_layout, self._embed(table_layout, query), limit, path)
+
+    def _hybrid(self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None) -> Outcome:
+        """BM25 (or substring) and vector hits fused by reciprocal rank; score = fused relevance, higher is better."""
+        depth = max(limit, HYBRID_DEPTH)
+        nearest = search.vector(handle, table_layout, self._embed(table_layout, query), depth, path)
+        matched, text_match = self._text(handle, table_layout, query, depth, path)
+        fused: list[Hit] = []
+        for hit, score in reciprocal_rank_fusion([matched, nearest], key=_identity, limit=limit):
+            hit = hit.copy()
+            hit["score"] = round(score, 6)
+            fused.append(hit)
+        return fused, "hybrid", text_match, None
 
     def _text(
         self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None
@@ -144,6 +180,11 @@ class Tools:
         database = DatabaseStatus(path=self.store.db_path, exists=self.store.exists(), tables=[])
         table = TableStatus(name=self.settings.table, exists=False)
         search_types: list[SearchType] = []
+        embedding = EmbeddingStatus(
+            model=self.settings.embedding_model,
+            endpoint=endpoint_host(self.settings),
+            apiKey=self.settings.has_api_key,
+        )
         try:
             database["tables"] = self.store.table_names()
             handle = self.store.table(self.settings.table)
@@ -166,18 +207,16 @@ class Tools:
                 metadata=table_layout.stamped,
             )
             search_types.append("text")
-            if table_layout.vector is not None and self.settings.has_api_key:
+            try:
+                self._check_vectors(table_layout)
+            except VectorSearchUnavailable as exc:
+                embedding["note"] = f"{exc}; vector and hybrid search fall back to text search"
+            else:
                 search_types.append("vector")
+                if table["fullTextIndex"]:
+                    search_types.append("hybrid")
         return StatusReply(
-            database=database,
-            table=table,
-            embedding={
-                "model": self.settings.embedding_model,
-                "endpoint": endpoint_host(self.settings),
-                "apiKey": self.settings.has_api_key,
-            },
-            searchTypes=search_types,
-            version=__version__,
+            database=database, table=table, embedding=embedding, searchTypes=search_types, version=__version__
         )
 
     # lancedb_version -----------------------------------------------------------------------------
@@ -190,6 +229,11 @@ class Tools:
             python=platform.python_version(),
             protocolVersions=self.protocol_versions,
         )
+
+
+def _identity(hit: Hit) -> tuple[Any, ...]:
+    """What makes two hits the same row: its id, or (tables without one) its source, heading and text."""
+    return (hit["id"],) if hit["id"] is not None else (hit["source"], hit["heading"], hit["text"])
 
 
 def _installed(distribution: str) -> str:
