@@ -14,11 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import structlog
+
 from lancelot_indexer.embed import Limits, Retry, embed_texts, endpoint_host
 from lancelot_schema import layout
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+log = structlog.get_logger("lancelot_indexer.vectors")
 
 # on_progress(stage, done, total), as the pipeline calls it; the stage here is "embed".
 Progress = Callable[[str, int, int], None]
@@ -109,6 +113,8 @@ class VectorExtension:
                 fresh[digest] = len(to_embed)
                 to_embed.append(text)
             take.append(offset + fresh[digest])
+        # Also for logs without a terminal (CI), where no progress bar is drawn: a long wait is announced.
+        log.info("embedding", texts=len(to_embed), reused=reused, model=self.model, host=endpoint_host(self.base_url))
         embedded = embed_texts(
             to_embed,
             model=self.model,
