@@ -15,6 +15,10 @@ import pytest
 BIN = Path(sys.executable).parent
 KEY = "sk-proj-test0123456789abcdefXYZ"
 
+# pexpect forks this process to exec lancelot-init at once; lance (loaded by the fixtures) warns on
+# any fork, though nothing of it runs in the child before exec.
+pytestmark = pytest.mark.filterwarnings("ignore:lance is not fork-safe:UserWarning")
+
 
 @pytest.fixture
 def env(clean_env):
