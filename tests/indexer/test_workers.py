@@ -72,3 +72,17 @@ def test_two_workers_collect_the_same_rows_in_the_same_order_as_one_process(tmp_
     alone = collect(docs, 300, lambda *args: seen.append(list(args)), workers=1)
     assert pooled["collected"] == json.loads(json.dumps(asdict(alone)))
     assert pooled["progress"] == seen == [["read", n, len(seen)] for n in range(1, len(seen) + 1)]
+
+
+def test_workers_started_from_a_process_that_loaded_lance_give_the_same_rows(tmp_path):
+    # This process has Lance loaded (lancedb above): workers come from a forkserver, and Lance's
+    # "not fork-safe" warning, an error under this suite's filterwarnings, is never raised.
+    docs = many_docs(tmp_path / "docs")
+    pooled = build(docs, tmp_path / "pooled", Options(workers=2))
+    alone = build(docs, tmp_path / "alone", Options(workers=1))
+    assert rows(tmp_path / "pooled") == rows(tmp_path / "alone")
+    assert (pooled.documents, pooled.skipped, pooled.windows_1252) == (
+        alone.documents,
+        alone.skipped,
+        alone.windows_1252,
+    )

@@ -120,8 +120,11 @@ def _outcomes(
             meanwhile()
         yield (read_document(item, chunk_size) for item in found)
         return
-    # Fork before starting any thread of ours: a child must not inherit a lock a thread holds.
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    # Fork before starting any thread of ours: a child must not inherit a lock a thread holds. A process
+    # that already loaded Lance (its runtime threads are not fork-safe; a library caller, a test) gets
+    # workers from a fresh forkserver process instead, which costs their imports.
+    method = "forkserver" if "lance" in sys.modules else "fork"
+    with multiprocessing.get_context(method).Pool(workers) as pool:
         helper = threading.Thread(target=meanwhile, daemon=True) if meanwhile is not None else None
         outcomes = pool.imap(partial(read_document, chunk_size=chunk_size), found, chunksize=_BATCH)
         if helper is not None:
