@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,14 +43,16 @@ VOCABULARY = (
 )
 
 
-def make_docs(folder: Path, chunks: int) -> None:
-    """`chunks` distinct paragraphs of about 900 characters, 20 to a file (one chunk each at chunk size 1200)."""
+def make_docs(folder: Path, chunks: int) -> list[str]:
+    """`chunks` distinct paragraphs of about 900 characters, 20 to a file (one chunk each at chunk size 1200).
+    Returns the paragraphs."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     rng = random.Random(7)
     vocabulary = VOCABULARY.split()
     files = -(-chunks // PARAGRAPHS_PER_FILE)
     made = 0
+    texts: list[str] = []
     for number in range(files):
         paragraphs = []
         for _ in range(min(PARAGRAPHS_PER_FILE, chunks - made)):
@@ -58,11 +62,37 @@ def make_docs(folder: Path, chunks: int) -> None:
             paragraphs.append(" ".join(words) + ".")
             made += 1
         (folder / f"doc{number:05}.txt").write_text("\n\n".join(paragraphs) + "\n", encoding="utf-8")
+        texts.extend(paragraphs)
+    return texts
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    url: str
+    pid: int
+
+    def requests(self) -> int:
+        with urllib.request.urlopen(f"{self.url}/_stats", timeout=10) as answer:
+            return int(json.load(answer)["requests"])
+
+    def cpu_seconds(self) -> float:
+        """The endpoint process's user + system CPU time so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Run:
+    seconds: float
+    requests: int
+    indexer_cpu: float
+    endpoint_cpu: float
+    out: str
 
 
 @contextmanager
-def endpoint(latency_ms: float) -> Iterator[str]:
-    """The test endpoint as a subprocess, as a person would start it; yields its base URL."""
+def endpoint(latency_ms: float) -> Iterator[Endpoint]:
+    """The test endpoint as a subprocess, as a person would start it."""
     command = [
         sys.executable,
         "-m",
@@ -78,29 +108,43 @@ def endpoint(latency_ms: float) -> Iterator[str]:
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}"
+        yield Endpoint(f"http://127.0.0.1:{port}", proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
 
 
-def requests_so_far(base: str) -> int:
-    with urllib.request.urlopen(f"{base}/_stats", timeout=10) as answer:
-        return int(json.load(answer)["requests"])
-
-
-def index(docs: Path, db: Path, base: str, *options: str) -> tuple[float, int, str]:
-    """(wall seconds, embedding requests, summary) of one `lancelot-index` run."""
-    env = {**os.environ, "OPENAI_BASE_URL": f"{base}/v1", "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": MODEL}
-    before = requests_so_far(base)
+def index(docs: Path, db: Path, end: Endpoint, *options: str) -> Run:
+    """One `lancelot-index` run: wall time, embedding requests, CPU of the indexer and of the endpoint."""
+    env = {**os.environ, "OPENAI_BASE_URL": f"{end.url}/v1", "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": MODEL}
+    before, cpu_before = end.requests(), end.cpu_seconds()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [str(BIN / "lancelot-index"), str(docs), str(db), *options], env=env, capture_output=True, text=True
     )
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"lancelot-index {' '.join(options)} failed:\n{done.stderr}")
-    return seconds, requests_so_far(base) - before, done.stdout
+    indexer_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    return Run(seconds, end.requests() - before, indexer_cpu, end.cpu_seconds() - cpu_before, done.stdout)
+
+
+def stage_alone(texts: list[str], end: Endpoint, repeat: int) -> dict[int, float]:
+    """Fastest wall time of `embed_texts` over `texts` at concurrency 4 and 1, without the command around it."""
+    import openai  # noqa: F401 - imported before timing, as the command imports it before embedding
+
+    from lancelot_indexer.embed import embed_texts
+
+    best: dict[int, float] = {}
+    for _ in range(repeat):
+        for concurrency in (4, 1):
+            started = time.perf_counter()
+            embed_texts(texts, model=MODEL, api_key="sk-test", base_url=f"{end.url}/v1", concurrency=concurrency)
+            seconds = time.perf_counter() - started
+            best[concurrency] = min(best.get(concurrency, seconds), seconds)
+    return best
 
 
 def main() -> None:
@@ -110,20 +154,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="runs of each configuration; the fastest counts")
     args = parser.parse_args()
     docs = WORK / "docs"
-    make_docs(docs, args.chunks)
-    runs: dict[str, list[tuple[float, int]]] = {"reference": [], "default": [], "one": []}
+    texts = make_docs(docs, args.chunks)
     options = {"reference": (), "default": ("--embed",), "one": ("--embed", "--embed-concurrency", "1")}
-    with endpoint(args.latency_ms) as base:
+    runs: dict[str, list[Run]] = {name: [] for name in options}
+    with endpoint(args.latency_ms) as end:
         for _ in range(args.repeat):
             for name, flags in options.items():  # interleaved, so that drift in the machine's load is shared
                 db = WORK / f"db-{name}"
                 shutil.rmtree(db, ignore_errors=True)
-                seconds, requests, _ = index(docs, db, base, "--quiet", *flags)
-                runs[name].append((seconds, requests))
-        rebuild_seconds, rebuild_requests, rebuild_out = index(docs, WORK / "db-default", base, "--embed")
-    chunks = next(line for line in rebuild_out.splitlines() if line.startswith("Indexed"))
-    best = {name: min(runs[name]) for name in runs}
-    embed = {name: best[name][0] - best["reference"][0] for name in ("default", "one")}
+                runs[name].append(index(docs, db, end, "--quiet", *flags))
+        rebuild = index(docs, WORK / "db-default", end, "--embed")
+        alone = stage_alone(texts, end, args.repeat)
+    chunks = next(line for line in rebuild.out.splitlines() if line.startswith("Indexed"))
+    best = {name: min(runs[name], key=lambda run: run.seconds) for name in runs}
+    embed = {name: best[name].seconds - best["reference"].seconds for name in ("default", "one")}
     print("## Embedding: `scripts/bench-embed`\n")
     print(f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}. Command: `scripts/bench-embed`")
     print(f"(`--chunks {args.chunks} --latency-ms {args.latency_ms:g}`). {chunks}")
@@ -131,17 +175,29 @@ def main() -> None:
         f"Endpoint: `python -m tests.support.embedding_server --port 0 --latency-ms {args.latency_ms:g} "
         f"--model {MODEL}={WIDTH}` on 127.0.0.1. Fastest of {args.repeat} interleaved runs each.\n"
     )
-    print("| run | wall time | embedding time (wall − reference) | requests |")
-    print("|---|---|---|---|")
-    print(f"| reference: no `--embed` | {best['reference'][0]:.1f} s | – | 0 |")
-    for name, label in (("default", "`--embed` (concurrency 4)"), ("one", "`--embed --embed-concurrency 1`")):
-        print(f"| {label} | {best[name][0]:.1f} s | {embed[name]:.1f} s | {best[name][1]} |")
-    print(f"| `--embed` again, folder unchanged | {rebuild_seconds:.1f} s | – | {rebuild_requests} |")
+    print("| run | wall time | embedding time (wall − reference) | requests | CPU: indexer + endpoint |")
+    print("|---|---|---|---|---|")
+    labels = {
+        "reference": "reference: no `--embed`",
+        "default": "`--embed` (concurrency 4)",
+        "one": "`--embed --embed-concurrency 1`",
+    }
+    for name, label in labels.items():
+        run = best[name]
+        spent = f"{embed[name]:.1f} s" if name in embed else "–"
+        cpu = f"{run.indexer_cpu:.1f} s + {run.endpoint_cpu:.1f} s"
+        print(f"| {label} | {run.seconds:.1f} s | {spent} | {run.requests} | {cpu} |")
+    cpu = f"{rebuild.indexer_cpu:.1f} s + {rebuild.endpoint_cpu:.1f} s"
+    print(f"| `--embed` again, folder unchanged | {rebuild.seconds:.1f} s | – | {rebuild.requests} | {cpu} |")
     print(
-        f"\nDefault concurrency against one request at a time: {best['one'][0] / best['default'][0]:.1f}× faster "
-        f"in wall time, {embed['one'] / embed['default']:.1f}× in embedding time."
+        f"\nDefault concurrency against one request at a time: {best['one'].seconds / best['default'].seconds:.1f}× "
+        f"faster in wall time, {embed['one'] / embed['default']:.1f}× in embedding time."
     )
-    print(f"Unchanged rebuild: {rebuild_out.splitlines()[-1]}")
+    print(
+        f"The embedding stage alone (`embed_texts` in this process, openai already imported): "
+        f"{alone[4]:.2f} s at concurrency 4 against {alone[1]:.2f} s at 1, {alone[1] / alone[4]:.1f}× faster."
+    )
+    print(f"Unchanged rebuild: {rebuild.out.splitlines()[-1]}")
 
 
 if __name__ == "__main__":

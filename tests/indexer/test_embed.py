@@ -237,3 +237,28 @@ def test_every_embedding_error_is_an_indexer_error():
     from lancelot_indexer.errors import IndexerError
 
     assert issubclass(EmbeddingError, IndexerError)
+
+
+@pytest.mark.parametrize("body", [b"not json", b'{"object": "list"}', b'{"data": [1, 2]}', b'{"data": [{"x": 1}]}'])
+def test_an_answer_that_is_not_embeddings_fails_naming_the_endpoint(body):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Odd(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Odd) as odd:
+        threading.Thread(target=odd.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{odd.server_address[1]}/v1"
+        with pytest.raises(EmbeddingEndpointError, match=r"test-16 at 127\.0\.0\.1:\d+ answered"):
+            embed_texts(texts(2), model="test-16", api_key="sk-test", base_url=url, retry=FAST)
+        odd.shutdown()
