@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+from tests.docs import readme
+
 from lancelot_schema import settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,15 +29,9 @@ def names_in_code() -> set[str]:
     return scanned_names() | set(settings.DEFAULTS)
 
 
-def readme() -> str:
-    return (ROOT / "README.md").read_text(encoding="utf-8")
-
-
 def settings_table(text: str) -> set[str]:
     """Names in the first column of the tables under README's `## Settings` heading."""
-    match = re.search(r"^## Settings\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
-    assert match, "README.md has no '## Settings' section"
-    return set(TABLE_ROW.findall(match.group(1)))
+    return set(TABLE_ROW.findall(readme.section("Settings", text)))
 
 
 def test_the_scan_sees_every_setting_in_the_source():
@@ -44,13 +40,13 @@ def test_the_scan_sees_every_setting_in_the_source():
 
 
 def test_every_variable_the_code_reads_is_documented():
-    documented = settings_table(readme())
+    documented = settings_table(readme.text())
     missing = sorted(names_in_code() - documented)
     assert missing == [], f"read by the code but not in README's settings table: {missing}"
 
 
 def test_every_documented_variable_is_read_by_the_code():
-    extra = sorted(settings_table(readme()) - names_in_code())
+    extra = sorted(settings_table(readme.text()) - names_in_code())
     assert extra == [], f"in README's settings table but read nowhere in the code: {extra}"
 
 

@@ -15,6 +15,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from tests.docs.readme import assert_runs_the_server
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -58,16 +59,6 @@ def decode_cursor(link: str) -> tuple[str, dict]:
     except binascii.Error as error:  # a raw "+" read as a space lands here
         pytest.fail(f"config is not valid base64: {error}")
     return name, json.loads(raw)
-
-
-def assert_runs_the_server(entry: dict) -> str:
-    """The entry launches `uvx lancelot-server` with a non-relative LANCEDB_PATH; returns that path."""
-    assert entry["command"] == "uvx"
-    assert entry["args"] == ["lancelot-server"]
-    path = entry["env"]["LANCEDB_PATH"]
-    # Absolute, or a client variable that expands to one (an input prompt, the workspace folder).
-    assert path.startswith(("/", "${")), path
-    return path
 
 
 def test_readme_has_exactly_the_generated_links():
