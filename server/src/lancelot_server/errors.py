@@ -5,7 +5,6 @@
     ├── TableNotFound              the table is not in the database
     ├── TableLayoutError           the table lacks the text column, or cannot be read
     ├── InvalidRequest             a tool argument the schema admits but the server cannot use
-    ├── NotAvailable               a search mode this version does not offer yet
     └── VectorSearchUnavailable    vector search cannot run now; never reaches the client as an
                                    error, it becomes the `note` of a text-search fallback
 
@@ -32,10 +31,6 @@ class TableLayoutError(LancelotError):
 
 
 class InvalidRequest(LancelotError):
-    pass
-
-
-class NotAvailable(LancelotError):
     pass
 
 
