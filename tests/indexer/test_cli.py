@@ -1,12 +1,12 @@
 """The command as a person or a CI job runs it: exit statuses, one summary, --quiet, the progress bar."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import lancedb
 from click.testing import CliRunner
+from tests.support.terminal import run_in_terminal
 
 from lancelot_indexer.cli import main
 
@@ -53,23 +53,8 @@ def test_table_chunk_size_and_no_fts_options(docs, tmp_path):
 
 
 def test_a_progress_bar_is_drawn_on_a_terminal(docs, tmp_path):
-    # A real pseudo-terminal, opened without forking this (lance-loaded) process.
-    primary, secondary = os.openpty()
-    command = [BIN / "lancelot-index", docs, tmp_path / "db"]
-    process = subprocess.Popen(command, stdin=secondary, stdout=secondary, stderr=secondary, close_fds=True)
-    os.close(secondary)
-    seen = b""
-    while True:
-        try:
-            data = os.read(primary, 65536)
-        except OSError:  # EIO: the terminal closed
-            break
-        if not data:
-            break
-        seen += data
-    os.close(primary)
-    assert process.wait(timeout=60) == 0
-    text = seen.decode("utf-8", "replace")
+    status, text = run_in_terminal([BIN / "lancelot-index", docs, tmp_path / "db"])
+    assert status == 0
     assert "read" in text and "100%" in text
     assert "Indexed 10 documents" in text
 

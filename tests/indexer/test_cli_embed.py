@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import lancedb
 import pytest
 from tests.support.embedding_server import EmbeddingServer
+from tests.support.terminal import run_in_terminal
 
 from lancelot_schema import layout
 
@@ -123,3 +125,16 @@ def test_embed_concurrency_is_checked(docs, tmp_path):
         timeout=60,
     )
     assert done.returncode == 2 and "--embed-concurrency" in done.stderr
+
+
+def test_a_terminal_shows_an_embedding_bar_after_the_reading_bar(docs, tmp_path, clean_env, embedding_server):
+    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--embed"]
+    status, shown = run_in_terminal(command, endpoint_env(clean_env, embedding_server))
+    assert status == 0
+    lines = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "\n").splitlines()  # no colours, cursor
+    read = max(n for n, line in enumerate(lines) if line.startswith("read") and "100%" in line)
+    embed = max(n for n, line in enumerate(lines) if line.startswith("embed") and "100%" in line)
+    assert read < embed
+    # Each bar ends its line before the next output: the log line that announces embedding starts its own.
+    assert any(re.fullmatch(r"\S+Z \[info\s*\] embedding .*", line) for line in lines)
+    assert "Vectors: 4 chunks embedded" in shown

@@ -19,13 +19,20 @@ def bar(enabled: bool) -> Iterator[ProgressCallback | None]:
         yield None
         return
     bars: dict[str, Any] = {}
+    finished: set[str] = set()
 
     def update(stage: str, done: int, total: int) -> None:
+        if stage in finished:
+            return
         current = bars.get(stage)
         if current is None:
             current = click.progressbar(length=total, label=stage, file=sys.stderr).__enter__()
             bars[stage] = current
         current.update(done - current.pos)
+        if done >= total:
+            # Ended at once, so that the next stage's bar and log lines start on a line of their own.
+            bars.pop(stage).__exit__(None, None, None)
+            finished.add(stage)
 
     try:
         yield update
