@@ -152,3 +152,13 @@ def test_status_lists_hybrid_and_the_endpoint_only_when_hybrid_can_run(lancelot_
     other = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-16").status()
     assert other["searchTypes"] == ["text"] and "test-8" in other["embedding"]["note"]
     assert embedding_server.requests == []
+
+
+def test_hybrid_keeps_only_hits_under_the_path_and_renders_as_markdown(lancelot_db, embedding_server, make_tools):
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server, table="embedded", model="test-8")
+    reply = tools.search("chain links", mode="hybrid", path="guide/", limit=10)
+    assert reply["searchType"] == "hybrid" and reply["hits"]
+    assert all(hit["source"].startswith("guide/") for hit in reply["hits"])
+    assert reply["hits"][0]["source"] == "guide/chain.md"
+    text = tools.query("chain links", mode="hybrid")
+    assert "- search type: hybrid (bm25)" in text and "Source: guide/chain.md" in text
