@@ -43,6 +43,9 @@ def test_embed_stores_a_vector_per_chunk_and_says_what_it_cost(docs, tmp_path, c
     requests = len(embedding_server.requests)
     assert f"Vectors: {len(rows)} chunks embedded with test-8 at 127.0.0.1:{embedding_server.port}" in done.stdout
     assert f"({requests} requests), 0 reused from the current table; width 8." in done.stdout
+    # Logs without a terminal (CI) say when embedding ended, and what it took (scripts/bench-embed reads it).
+    logged = rf"\[info\s*\] embedded +requests={requests} seconds=[0-9.]+ texts={len(rows)}$"
+    assert re.search(logged, done.stderr, re.MULTILINE)
     for row in rows:
         assert row[layout.VECTOR] == pytest.approx(embedding_server.vector(row[layout.TEXT], "test-8"), abs=1e-6)
 

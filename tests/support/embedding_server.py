@@ -7,7 +7,10 @@ misbehave: N answers of 429 with `Retry-After`, N answers of 500, slow answers, 
 Vectors are deterministic and derived from the text: a hashed bag of words plus a component from the
 whole text's hash, normalised. Texts that share words are therefore close, which keeps vector and hybrid
 search meaningful in tests. A real model can be plugged in instead (`embed=`), as `scripts/bench-quality`
-does. Standard library only, so it also runs inside a bench's throwaway venv:
+does. An answer leaves `latency` after its request came in, the endpoint's own work included, so that a
+bench measures the client against that latency, as against a remote endpoint, whatever the fake vectors
+cost on the shared cores. Requests are served in threads, concurrently. Standard library and numpy only,
+so it also runs inside a bench's throwaway venv:
 
     python -m tests.support.embedding_server --port 0 --latency-ms 50    # prints the port, serves
 """
@@ -26,7 +29,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.support.fake_vectors import count_tokens, encode_base64, hashed_vector
+import numpy as np
+from tests.support.fake_vectors import count_tokens, encode_base64, hashed_vector, hashed_vectors
 
 # (texts, model) -> one vector per text. Used to serve a real model behind this endpoint.
 EmbedFn = Callable[[list[str], str], Sequence[Sequence[float]]]
@@ -201,13 +205,13 @@ class EmbeddingServer:
 
     def _serve(self, authorization: str | None, body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
         started = time.monotonic()
-        model, inputs, encoding = "", [], "float"
+        model, inputs, encoding, hold = "", [], "float", self.latency
         try:
             request = _parse(body)
             model, inputs = str(request.get("model", "")), _inputs(request.get("input"))
             encoding = str(request.get("encoding_format") or "float")
             fault = self._next_fault()
-            self._stopping.wait(self.latency + (fault.seconds if fault and fault.kind == "slow" else 0.0))
+            hold += fault.seconds if fault is not None and fault.kind == "slow" else 0.0
             self._check_key(authorization)
             if model not in self.models:
                 message = f"The model `{model}` does not exist or you do not have access to it."
@@ -221,6 +225,10 @@ class EmbeddingServer:
         except _ApiError as error:
             status, headers = error.status, error.headers
             payload = {"error": {"message": str(error), "type": error.kind, "param": None, "code": error.code}}
+        # The answer is worked out first and held back until `latency` has passed since the request came in,
+        # as from a remote endpoint whose own work is part of its latency. Event.wait lets go of the GIL
+        # and wakes at once on stop().
+        self._stopping.wait(max(0.0, started + hold - time.monotonic()))
         with self._lock:
             self._requests.append(Recorded(model, tuple(inputs), encoding, status, started, time.monotonic()))
         return status, payload, headers
@@ -254,16 +262,17 @@ class EmbeddingServer:
         self, model: str, inputs: list[str], encoding: str, dimensions: object, width: int | None
     ) -> dict[str, Any]:
         if self.embed is not None:
-            vectors = [[float(x) for x in v] for v in self.embed(inputs, model)]
+            vectors = np.asarray(self.embed(inputs, model), dtype=np.float64)
         else:
             size = dimensions if isinstance(dimensions, int) and 0 < dimensions <= self.models[model] else None
-            vectors = [hashed_vector(text, size or self.models[model]) for text in inputs]
+            vectors = hashed_vectors(inputs, size or self.models[model])
         if width is not None:
-            vectors = [(v + [0.0] * width)[:width] for v in vectors]
-        data = [
-            {"object": "embedding", "index": i, "embedding": encode_base64(v) if encoding == "base64" else v}
-            for i, v in enumerate(vectors)
-        ]
+            wrong = np.zeros((len(inputs), width))
+            kept = min(width, vectors.shape[1])
+            wrong[:, :kept] = vectors[:, :kept]
+            vectors = wrong
+        embeddings = encode_base64(vectors) if encoding == "base64" else vectors.tolist()
+        data = [{"object": "embedding", "index": i, "embedding": e} for i, e in enumerate(embeddings)]
         used = sum(count_tokens(text) for text in inputs)
         return {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": used, "total_tokens": used}}
 
@@ -347,7 +356,7 @@ def _model_option(text: str) -> tuple[str, int]:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed on stdout)")
-    parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every answer")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="each answer leaves this long after its request")
     parser.add_argument("--api-key", default=DEFAULT_KEY, help="the accepted key; empty accepts any")
     parser.add_argument("--model", action="append", type=_model_option, default=[], metavar="NAME=WIDTH")
     args = parser.parse_args(argv)

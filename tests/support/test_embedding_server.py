@@ -1,5 +1,6 @@
 import json
 import math
+import re
 import subprocess
 import sys
 import threading
@@ -8,8 +9,9 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
+from tests.support import fake_vectors
 from tests.support.embedding_server import EmbeddingServer
-from tests.support.fake_vectors import hashed_vector
+from tests.support.fake_vectors import hashed_vector, hashed_vectors
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,6 +59,18 @@ def test_vectors_are_deterministic_normalised_and_close_for_shared_words():
     far = hashed_vector("python asyncio event loop coroutine", 256)
     assert cosine(a, near) > cosine(a, far) + 0.3
     assert hashed_vector("a b", 256) != hashed_vector("b a", 256)  # word order still tells texts apart
+
+
+def test_a_request_gives_each_text_the_vector_it_gets_alone():
+    texts = ["Vacuum, ANALYZE; table_stats 42!", "vacuum naïve café 東京 — ok", "a b", "a b"]
+    for row, text in zip(hashed_vectors(texts, 64), texts, strict=True):
+        assert row.tolist() == hashed_vector(text, 64)
+
+
+@pytest.mark.parametrize("text", ["Vacuum, ANALYZE; table_stats 42!\n(x-y)", "tab\there", "--"])
+def test_an_ascii_text_splits_into_the_same_words_as_any_other(text):
+    assert [word.decode() for word in fake_vectors._words(text)] == re.findall(r"\w+", text.lower())
+    assert fake_vectors._words(text + " é") == [*re.findall(r"\w+", text.lower()), "é"]
 
 
 def test_width_follows_the_model_and_dimensions(embedding_server):

@@ -10,6 +10,7 @@ the current table stays as it was. An unchanged folder therefore costs zero embe
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -115,6 +116,7 @@ class VectorExtension:
             take.append(offset + fresh[digest])
         # Also for logs without a terminal (CI), where no progress bar is drawn: a long wait is announced.
         log.info("embedding", texts=len(to_embed), reused=reused, model=self.model, host=endpoint_host(self.base_url))
+        started = time.perf_counter()
         embedded = embed_texts(
             to_embed,
             model=self.model,
@@ -126,6 +128,8 @@ class VectorExtension:
             expected_width=old.width or None,
             progress=self._progress(len(to_embed)),
         )
+        seconds = round(time.perf_counter() - started, 3)
+        log.info("embedded", texts=len(embedded), requests=embedded.stats.requests, seconds=seconds)
         width = embedded.width or old.width
         host = endpoint_host(self.base_url)
         self.report = EmbedReport(self.model, host, width, len(take) - reused, reused, embedded.stats.requests)
