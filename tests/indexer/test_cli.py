@@ -95,3 +95,19 @@ def test_help_and_usage_errors_import_neither_lance_nor_pyarrow():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "Usage: " in out.stdout and "Missing argument" in out.stderr
     assert out.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_table_name_lancedb_cannot_open_is_a_usage_error_and_nothing_is_written(docs, tmp_path):
+    db = tmp_path / "sub" / "db"
+    for name in ("../escaped", "a/b", "two words", "", ".", "é", "a" * 300):
+        result = CliRunner().invoke(main, ["--table", name, str(docs), str(db)])
+        assert result.exit_code == 2, (name, result.output)
+        assert "--table" in result.stderr and "letters, digits" in result.stderr
+    assert not db.exists() and not (tmp_path / "sub" / "escaped.lance").exists()
+
+
+def test_a_bad_lancedb_table_setting_exits_1_naming_it(docs, tmp_path):
+    result = CliRunner(env={"LANCEDB_TABLE": "two words"}).invoke(main, [str(docs), str(tmp_path / "db")])
+    assert result.exit_code == 1
+    assert "LANCEDB_TABLE" in result.stderr and "'two words'" in result.stderr
+    assert not (tmp_path / "db").exists()

@@ -23,3 +23,9 @@ def test_decode_metadata_keeps_only_our_keys_without_prefix():
 def test_metadata_keys_are_distinct_and_prefixed():
     assert len(set(layout.METADATA_KEYS)) == len(layout.METADATA_KEYS)
     assert all(key.startswith("lancelot.") for key in layout.METADATA_KEYS)
+
+
+def test_table_names_lancedb_accepts_pass_and_others_say_why():
+    assert layout.table_name_problem("docs-v2.1_en") is None
+    assert "not a table name" in (layout.table_name_problem("../x") or "")
+    assert layout.table_name_problem("..") is not None

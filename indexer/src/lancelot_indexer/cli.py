@@ -45,11 +45,19 @@ def summary(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and (problem := layout.table_name_problem(value)):
+        raise click.BadParameter(problem)
+    return value
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="lancelot-index")
 @click.argument("docs", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("db", type=click.Path(path_type=Path))
-@click.option("--table", default=None, help="Table to replace [default: LANCEDB_TABLE, else documents].")
+@click.option(
+    "--table", default=None, callback=_table_name, help="Table to replace [default: LANCEDB_TABLE, else documents]."
+)
 @click.option(
     "--chunk-size",
     type=click.IntRange(100, 100_000),
@@ -94,7 +102,11 @@ def main(
         resolved = settings.load(os.environ)
         for problem in resolved.warnings:
             log.warning(problem)
-        options = Options(table=table or resolved.table, chunk_size=chunk_size, fts=not no_fts, allow_empty=allow_empty)
+        if table is None:
+            table = resolved.table
+            if mistake := layout.table_name_problem(table):
+                raise click.ClickException(f"LANCEDB_TABLE {mistake}")
+        options = Options(table=table, chunk_size=chunk_size, fts=not no_fts, allow_empty=allow_empty)
         with bar(not quiet) as on_progress:
             extension = None
             if embed:

@@ -6,9 +6,22 @@ source lives in `chunkSource` or `docSource` instead of `path`.
 
 from __future__ import annotations
 
+import re
+
 DEFAULT_TABLE = "documents"
 DEFAULT_TEXT_COLUMN = "text"
 DEFAULT_CHUNK_SIZE = 1200
+
+# LanceDB's rule for table names; the length keeps `NAME.lance` within a file name's 255 bytes.
+_TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,249}")
+
+
+def table_name_problem(name: str) -> str | None:
+    """Why LanceDB could not open a table called `name` (it is a folder `NAME.lance`), or None."""
+    if _TABLE_NAME.fullmatch(name) and name not in (".", ".."):
+        return None
+    return f"{name!r} is not a table name: use 1 to 249 ASCII letters, digits, '_', '-' or '.' (not '.' or '..')."
+
 
 # Columns written by lancelot-index, in table order.
 ID = "id"
