@@ -252,6 +252,13 @@ def test_a_table_without_the_text_column_is_refused(lancelot_db, make_tools):
         make_tools(lancelot_db, LANCEDB_TEXT_COLUMN="body").search("chain")
 
 
+def test_a_text_column_that_holds_no_text_is_refused_in_every_mode(lancelot_db, make_tools):
+    tools = make_tools(lancelot_db, LANCEDB_TABLE="embedded", LANCEDB_TEXT_COLUMN="vector")
+    for mode in ("text", "auto"):
+        with pytest.raises(TableLayoutError, match=r"'vector'.*not text.*LANCEDB_TEXT_COLUMN"):
+            tools.search("chain", mode=mode)
+
+
 def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     status = make_tools(lancelot_db).status()
     assert status["database"] == {

@@ -71,6 +71,14 @@ def describe(schema: Any, text_column: str, table: str) -> Layout:
             f"Table {table!r} has no text column {text_column!r} (LANCEDB_TEXT_COLUMN); its columns are "
             f"{', '.join(names)}. Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
         )
+    import pyarrow as pa
+
+    kind = schema.field(text_column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise TableLayoutError(
+            f"Table {table!r} has a column {text_column!r} (LANCEDB_TEXT_COLUMN), but it holds {kind}, not text. "
+            "Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
+        )
     return Layout(
         columns=names,
         text=text_column,
