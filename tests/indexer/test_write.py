@@ -12,7 +12,7 @@ import lancedb
 import pytest
 
 from lancelot_indexer import write
-from lancelot_indexer.errors import LockedError
+from lancelot_indexer.errors import DatabaseError, LockedError
 from lancelot_indexer.pipeline import Options, build
 
 from .conftest import write_big_text
@@ -73,6 +73,15 @@ def test_leftover_temp_files_are_removed_under_the_lock(tmp_path):
     leftover.write_bytes(b"x" * 1000)
     build(docs, db)
     assert not leftover.exists()
+
+
+def test_a_table_folder_lance_cannot_write_is_a_database_error_naming_it(tmp_path):
+    db = tmp_path / "db"
+    db.mkdir()
+    (db / "documents.lance").write_text("not a table", encoding="utf-8")
+    with pytest.raises(DatabaseError, match=r"Cannot write table 'documents' in .*documents\.lance"):
+        build(small_docs(tmp_path / "docs", files=1), db)
+    assert (db / "documents.lance").read_text(encoding="utf-8") == "not a table"
 
 
 def test_a_second_indexer_is_refused_while_one_holds_the_lock(tmp_path):

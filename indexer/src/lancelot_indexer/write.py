@@ -115,6 +115,16 @@ def replace_table(
     keep_versions: timedelta,
 ) -> WriteResult:
     """Make table `name` hold exactly `data`, stamped with `metadata`. Call it under `locked(db)`."""
+    try:
+        return _replace(db, name, data, metadata, fts=fts, keep_versions=keep_versions)
+    except OSError as exc:
+        # Lance reports a table folder it cannot use (a file in its place, a full disk) as an OSError.
+        raise DatabaseError(f"Cannot write table {name!r} in {_uri(db, name)}: {exc}") from exc
+
+
+def _replace(
+    db: Path, name: str, data: pa.Table, metadata: Mapping[str, str], *, fts: bool, keep_versions: timedelta
+) -> WriteResult:
     data = data.replace_schema_metadata(dict(metadata))
     uri = _uri(db, name)
     temp_removed = remove_temp_files(db / f"{name}.lance")
