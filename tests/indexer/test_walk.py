@@ -1,3 +1,5 @@
+import os
+
 from lancelot_indexer.walk import Found, Skipped, is_document, walk
 
 
@@ -38,3 +40,12 @@ def test_a_linked_folder_inside_the_root_is_followed(tmp_path):
 def test_document_extensions():
     assert all(is_document(name) for name in ["a.md", "b.MARKDOWN", "c.Txt", "d.html", "e.HTM"])
     assert not any(is_document(name) for name in ["a.rst", "b.pdf", "md", "c.md.bak"])
+
+
+def test_a_named_pipe_with_a_document_name_is_skipped_not_read(tmp_path):
+    # Reading a pipe with no writer would block the indexer forever.
+    os.mkfifo(tmp_path / "pipe.md")
+    (tmp_path / "a.md").write_text("x", encoding="utf-8")
+    items = {item.relative: item for item in walk(tmp_path)}
+    assert isinstance(items["a.md"], Found)
+    assert items["pipe.md"] == Skipped("pipe.md", "not a regular file")

@@ -72,4 +72,5 @@ def _walk_dir(folder: Path, prefix: str, real_root: Path, ancestors: frozenset[P
             real = path.resolve()
             yield from _walk_dir(path, relative + "/", real_root, ancestors | {real})
         elif is_document(entry.name):
-            yield Found(path, relative)
+            # A pipe or device named like a document would block or never end when read.
+            yield Found(path, relative) if entry.is_file() else Skipped(relative, "not a regular file")
