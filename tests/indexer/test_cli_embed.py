@@ -120,6 +120,14 @@ def test_an_unreachable_endpoint_fails_naming_the_host(docs, tmp_path, clean_env
     assert closed_url.split("/")[2] in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_malformed_endpoint_url_fails_naming_the_setting(docs, tmp_path, clean_env):
+    env = clean_env | {"OPENAI_BASE_URL": "http://[::1", "OPENAI_API_KEY": "sk-test"}
+    done = index(docs, tmp_path / "db", env)
+    assert done.returncode == 1
+    assert "OPENAI_BASE_URL 'http://[::1'" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "db" / f"{layout.DEFAULT_TABLE}.lance").exists()
+
+
 def test_embed_concurrency_is_checked(docs, tmp_path):
     done = subprocess.run(
         [BIN / "lancelot-index", docs, tmp_path / "db", "--embed", "--embed-concurrency", "0"],

@@ -37,7 +37,11 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 def endpoint_host(base_url: str | None) -> str:
     """The host the texts are sent to, for messages and the table's metadata."""
-    return urlsplit(base_url or OPENAI_BASE_URL).netloc or str(base_url)
+    try:
+        return urlsplit(base_url or OPENAI_BASE_URL).netloc or str(base_url)
+    except ValueError:
+        # A malformed URL (an unclosed IPv6 bracket): the request reports it; the message names it as given.
+        return str(base_url)
 
 
 @dataclass(frozen=True)
@@ -72,12 +76,18 @@ class EmbedStats:
 def make_client(api_key: str | None, base_url: str | None, timeout: float) -> Any:
     import openai
 
-    return openai.OpenAI(
-        api_key=api_key or "no-key",  # a local endpoint may need none; the client insists on some value
-        base_url=base_url or OPENAI_BASE_URL,  # explicit, so the client never reads the environment
-        max_retries=0,
-        timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)),
-    )
+    try:
+        return openai.OpenAI(
+            api_key=api_key or "no-key",  # a local endpoint may need none; the client insists on some value
+            base_url=base_url or OPENAI_BASE_URL,  # explicit, so the client never reads the environment
+            max_retries=0,
+            timeout=openai.Timeout(timeout, connect=min(timeout, 10.0)),
+        )
+    except Exception as exc:
+        # Building the client does no I/O: what fails here is the URL (httpx's InvalidURL, say).
+        if base_url is None:
+            raise
+        raise EmbeddingEndpointError(f"OPENAI_BASE_URL {base_url!r} is not a usable URL ({exc}).") from exc
 
 
 class Stopped(EmbeddingError):
