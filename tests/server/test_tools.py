@@ -259,6 +259,14 @@ def test_a_text_column_that_holds_no_text_is_refused_in_every_mode(lancelot_db, 
             tools.search("chain", mode=mode)
 
 
+def test_a_malformed_endpoint_url_is_reported_by_status_and_search_falls_back_naming_it(lancelot_db, make_tools):
+    tools = make_tools(lancelot_db, LANCEDB_TABLE="embedded", OPENAI_BASE_URL="http://[::1", EMBEDDING_MODEL="test-8")
+    assert tools.status()["embedding"]["endpoint"] == "http://[::1"
+    reply = tools.search("chain", mode="vector")
+    assert reply["searchType"] == "text"
+    assert "OPENAI_BASE_URL 'http://[::1' is not a usable URL" in reply["note"]
+
+
 def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     status = make_tools(lancelot_db).status()
     assert status["database"] == {

@@ -25,7 +25,11 @@ def endpoint_host(settings: Settings) -> str:
     """Where query text goes for embedding: the host of OPENAI_BASE_URL, or OpenAI's."""
     if settings.base_url is None:
         return OPENAI_HOST
-    return urlsplit(settings.base_url).netloc or settings.base_url
+    try:
+        return urlsplit(settings.base_url).netloc or settings.base_url
+    except ValueError:
+        # A malformed URL (an unclosed IPv6 bracket): shown as given; vector search says why it cannot run.
+        return settings.base_url
 
 
 class Embedder:
@@ -41,14 +45,22 @@ class Embedder:
             if self._client is None:
                 import openai
 
-                self._client = openai.OpenAI(
-                    # A local endpoint may need no key; the client insists on some value.
-                    api_key=self.settings.api_key or "no-key",
-                    # Explicit, so that the client never reads the environment itself.
-                    base_url=self.settings.base_url or OPENAI_BASE_URL,
-                    max_retries=0,
-                    timeout=openai.Timeout(TOTAL_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
-                )
+                try:
+                    self._client = openai.OpenAI(
+                        # A local endpoint may need no key; the client insists on some value.
+                        api_key=self.settings.api_key or "no-key",
+                        # Explicit, so that the client never reads the environment itself.
+                        base_url=self.settings.base_url or OPENAI_BASE_URL,
+                        max_retries=0,
+                        timeout=openai.Timeout(TOTAL_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
+                    )
+                except Exception as exc:
+                    # Building the client does no I/O: what fails here is the URL (httpx's InvalidURL, say).
+                    if self.settings.base_url is None:
+                        raise
+                    raise VectorSearchUnavailable(
+                        f"OPENAI_BASE_URL {self.settings.base_url!r} is not a usable URL ({exc})"
+                    ) from exc
             return self._client
 
     def close(self) -> None:
