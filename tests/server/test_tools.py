@@ -247,6 +247,13 @@ def test_a_missing_table_names_the_tables_there(lancelot_db, make_tools):
         make_tools(lancelot_db).search("chain", table="nope")
 
 
+def test_a_listed_table_that_cannot_be_opened_says_so_instead_of_missing(tmp_path, make_tools):
+    (tmp_path / "db" / "documents.lance").mkdir(parents=True)
+    (tmp_path / "db" / "documents.lance" / "junk").write_text("not a table", encoding="utf-8")
+    with pytest.raises(TableLayoutError, match=r"Table 'documents' in .* cannot be read .*lancelot-index"):
+        make_tools(tmp_path / "db").search("chain")
+
+
 def test_a_table_without_the_text_column_is_refused(lancelot_db, make_tools):
     with pytest.raises(TableLayoutError, match=r"no text column 'body'.*LANCEDB_TEXT_COLUMN"):
         make_tools(lancelot_db, LANCEDB_TEXT_COLUMN="body").search("chain")

@@ -158,7 +158,12 @@ class Store:
         try:
             handle = db.open_table(name)
         except (FileNotFoundError, ValueError) as exc:
-            raise TableNotFound(self._missing_table(name)) from exc
+            # Listed but unreadable: a damaged folder, or one dropped since the listing.
+            if name not in self.table_names():
+                raise TableNotFound(self._missing_table(name)) from exc
+            raise TableLayoutError(
+                f"Table {name!r} in {self.db_path} cannot be read (damaged or incomplete). Rebuild it with lancelot-index."
+            ) from exc
         with self._lock:
             self._tables[name] = handle
         return handle
