@@ -162,7 +162,8 @@ class Store:
             if name not in self.table_names():
                 raise TableNotFound(self._missing_table(name)) from exc
             raise TableLayoutError(
-                f"Table {name!r} in {self.db_path} cannot be read (damaged or incomplete). Rebuild it with lancelot-index."
+                f"Table {name!r} in {self.db_path} cannot be read (damaged or incomplete). "
+                "Rebuild it with lancelot-index."
             ) from exc
         with self._lock:
             self._tables[name] = handle
