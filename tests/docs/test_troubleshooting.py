@@ -69,7 +69,7 @@ def server_replies(env: dict[str, str], calls: list[tuple[str, dict]], cwd: Path
     return replies
 
 
-def http_refusals(home: Path, env: dict[str, str]) -> list[str]:
+def http_failures(home: Path, env: dict[str, str]) -> list[str]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     folder = home / "http"
@@ -80,6 +80,11 @@ def http_refusals(home: Path, env: dict[str, str]) -> list[str]:
             answer = httpx.post(server.url, json=body, headers=headers | extra, timeout=30)
             assert answer.status_code == 403
             messages.append(answer.json()["error"]["message"])
+        # A second server on the same port; README quotes the default port.
+        taken = subprocess.run(
+            [BIN / "lancelot", "--http", str(server.port)], env=env, capture_output=True, text=True, timeout=60
+        )
+        messages.append(taken.stderr.replace(f":{server.port}:", ":3000:"))
     return messages
 
 
@@ -117,7 +122,7 @@ def test_every_quoted_message_is_what_the_commands_print(tmp_path, clean_env):
     )
     vector_search = ("lancedb_search", {"query": "chain", "mode": "vector", "table": "embedded"})
     printed += server_replies(isolated(env, LANCEDB_PATH=str(with_vectors)), [vector_search], elsewhere)
-    printed += http_refusals(home, env | {"LANCEDB_PATH": str(db)})
+    printed += http_failures(home, env | {"LANCEDB_PATH": str(db)})
 
     output = "\n".join(printed).replace(str(home), HOME)
     assert missing(quoted_messages(readme.section("Troubleshooting")), output) == [], output

@@ -285,3 +285,32 @@ def test_host_without_http_is_a_usage_error():
     assert out.returncode == 2
     assert "--host goes with --http" in out.stderr
     assert out.stdout == ""
+
+
+def test_a_port_in_use_is_one_error_line_and_never_logged_as_serving(database):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [BIN / "lancelot", "--http", str(port)]
+        out = subprocess.run(command, capture_output=True, text=True, timeout=60, env=environment(database))
+    assert out.returncode == 1
+    assert f"Error: Cannot listen on 127.0.0.1:{port}: Address already in use." in out.stderr
+    assert "--http PORT" in out.stderr
+    assert '"serving"' not in out.stderr
+    assert "Traceback" not in out.stderr
+    assert out.stdout == ""
+
+
+def test_a_host_that_does_not_resolve_is_one_error_line(database):
+    out = subprocess.run(
+        [BIN / "lancelot", "--http", str(free_port()), "--host", "no-such-host.invalid"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(database),
+    )
+    assert out.returncode == 1
+    assert "Error: Cannot listen on no-such-host.invalid: the name does not resolve" in out.stderr
+    assert "host_check_off" not in out.stderr
+    assert "Traceback" not in out.stderr

@@ -9,9 +9,12 @@ lifespan. Nothing is written to stdout; one JSON log line per request goes to st
 
 from __future__ import annotations
 
+import errno
 import signal
+import socket
 from types import FrameType
 
+import click
 import structlog
 import uvicorn
 from starlette.types import Receive, Scope, Send
@@ -77,6 +80,8 @@ def serve(
 ) -> None:
     """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT."""
     logs.configure(log_level, json=True)
+    # Bound first: a taken port or unknown host is one clear error, with no log line claiming to serve.
+    listener = listen(host, port)
     rules = http_rules(settings, host, port)
     if rules.allowed_hosts is None:
         log.warning(
@@ -98,8 +103,25 @@ def serve(
     for stop in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop, _stopped)
     log.info("serving", url=f"http://{_url_host(host)}:{port}{ENDPOINT}")
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[listener])
     log.info("stopped")
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host:port`; a ClickException naming the address when it cannot be had."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise click.ClickException(f"Cannot listen on {host}: the name does not resolve ({exc.strerror}).") from exc
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as exc:
+        listener.close()
+        hint = " Another program is using it: pick another with --http PORT." if exc.errno == errno.EADDRINUSE else ""
+        raise click.ClickException(f"Cannot listen on {_url_host(host)}:{port}: {exc.strerror}.{hint}") from exc
+    return listener
 
 
 def _stopped(signum: int, frame: FrameType | None) -> None:
