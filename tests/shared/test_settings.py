@@ -59,6 +59,16 @@ def test_values_are_trimmed_and_lists_split():
     assert s.allowed_hosts == ("example.com:8080",)
 
 
+@pytest.mark.parametrize("listing", [",", " , ,", ""])
+def test_a_list_setting_that_names_nothing_counts_as_unset(listing):
+    s = resolve({"LANCELOT_ALLOWED_HOSTS": listing}, {"LANCELOT_ALLOWED_HOSTS": "stored.example:3000"})
+    assert s.allowed_hosts == ("stored.example:3000",)
+    assert s.origins["LANCELOT_ALLOWED_HOSTS"] == "stored"
+    s = resolve({"LANCELOT_ALLOWED_HOSTS": listing, "LANCELOT_ALLOWED_ORIGINS": listing})
+    assert s.allowed_hosts is None and s.allowed_origins is None
+    assert s.origins["LANCELOT_ALLOWED_HOSTS"] == "unset"
+
+
 def test_db_path_expands_the_home_directory(monkeypatch):
     monkeypatch.setenv("HOME", "/home/someone")
     assert resolve({"LANCEDB_PATH": "~/db"}).db_path == "/home/someone/db"

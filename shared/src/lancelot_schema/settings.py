@@ -35,10 +35,16 @@ STORABLE = ("LANCEDB_PATH", "LANCEDB_TABLE", "OPENAI_API_KEY")
 Origin = Literal["environment", "stored", "default", "unset"]
 
 
-def _clean(value: str | None) -> str | None:
+# Comma-separated settings; one that lists nothing (",") is blank like an empty one, not an empty list.
+LIST_SETTINGS = frozenset({"LANCELOT_ALLOWED_ORIGINS", "LANCELOT_ALLOWED_HOSTS"})
+
+
+def _clean(value: str | None, name: str = "") -> str | None:
     if value is None:
         return None
     value = value.strip()
+    if name in LIST_SETTINGS and not _split_list(value):
+        return None
     return value or None
 
 
@@ -77,8 +83,8 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
     values: dict[str, str | None] = {}
     origins: dict[str, Origin] = {}
     for name, default in DEFAULTS.items():
-        env_value = _clean(environ.get(name))
-        stored_value = _clean(stored.get(name))
+        env_value = _clean(environ.get(name), name)
+        stored_value = _clean(stored.get(name), name)
         if env_value is not None:
             values[name], origins[name] = env_value, "environment"
         elif stored_value is not None:
