@@ -32,7 +32,8 @@ def index(db: Path) -> None:
 
 def show(reply: dict[str, Any]) -> None:
     search = reply["searchType"] + (f" ({reply['textMatch']})" if "textMatch" in reply else "")
-    print(f"\n? {reply['query']}\n  {reply['count']} hits, {search} search")
+    hits = "hit" if reply["count"] == 1 else "hits"
+    print(f"\n? {reply['query']}\n  {reply['count']} {hits}, {search} search")
     if "note" in reply:
         print(f"  note: {reply['note']}")
     for number, hit in enumerate(reply["hits"], start=1):
