@@ -1,10 +1,13 @@
 """The command as a person or a CI job runs it: exit statuses, one summary, --quiet, the progress bar."""
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import lancedb
+import pytest
 from click.testing import CliRunner
 from tests.support.terminal import run_in_terminal
 
@@ -20,6 +23,41 @@ def test_success_prints_one_summary_with_skips_and_exits_0(docs, tmp_path):
     assert "  binary.txt: binary file (contains NUL bytes)" in result.stdout
     assert "Read as Windows-1252 (not valid UTF-8): legacy.txt" in result.stdout
     assert "\r" not in result.stdout  # no progress bar without a terminal
+
+
+def test_one_document_and_one_chunk_are_counted_in_the_singular(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "only.md").write_text("# Only\n\nOne short page.\n", encoding="utf-8")
+    result = CliRunner().invoke(main, [str(docs), str(tmp_path / "db")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Indexed 1 document into 1 chunk in table 'documents' of ")
+
+
+# Root reads any file; without these two capabilities it is refused like any other user.
+WITHOUT_READ_OVERRIDE = ["--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def test_an_unreadable_file_is_skipped_with_its_reason_and_the_rest_is_indexed(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "open.md").write_text("Readable text.\n", encoding="utf-8")
+    locked = docs / "locked.md"
+    locked.write_text("Nobody may read this.\n", encoding="utf-8")
+    locked.chmod(0)
+    command = [str(BIN / "lancelot-index"), str(docs), str(tmp_path / "db")]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: every file is readable")
+        command = [setpriv, *WITHOUT_READ_OVERRIDE, *command]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Indexed 1 document into 1 chunk" in out.stdout
+    assert "  locked.md: unreadable: Permission denied" in out.stdout
+    assert "Traceback" not in out.stderr
+    table = lancedb.connect(tmp_path / "db").open_table("documents")
+    assert table.to_arrow()["path"].to_pylist() == ["open.md"]
 
 
 def test_quiet_prints_nothing_on_stdout(docs, tmp_path):

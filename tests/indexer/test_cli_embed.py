@@ -65,7 +65,7 @@ def test_a_rebuild_embeds_nothing_unchanged_and_only_the_edited_chunks(docs, tmp
     )
     third = index(docs, db, env)
     assert third.returncode == 0, third.stderr
-    assert "Vectors: 1 chunks embedded" in third.stdout and f"{chunks - 1} reused" in third.stdout
+    assert "Vectors: 1 chunk embedded" in third.stdout and f"{chunks - 1} reused" in third.stdout
     rows = {row[layout.ID]: row for row in table(db).to_arrow().to_pylist()}
     edited = rows["guide/vacuum.md#0"]
     assert "Vacuum FULL" in edited[layout.TEXT]

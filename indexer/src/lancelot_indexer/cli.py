@@ -23,18 +23,23 @@ if TYPE_CHECKING:
     from lancelot_indexer.vectors import EmbedReport
 
 
+def count(number: int, noun: str) -> str:
+    """`1 chunk`, `2 chunks`: the summary's nouns all take a plain -s."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def embed_summary(report: EmbedReport) -> str:
     """What --embed did: new vectors, reused vectors, requests, and where the texts went."""
     return (
-        f"Vectors: {report.embedded} chunks embedded with {report.model} at {report.host} "
-        f"({report.requests} requests), {report.reused} reused from the current table; width {report.width}."
+        f"Vectors: {count(report.embedded, 'chunk')} embedded with {report.model} at {report.host} "
+        f"({count(report.requests, 'request')}), {report.reused} reused from the current table; width {report.width}."
     )
 
 
 def summary(report: Report) -> str:
     """One paragraph for the person at the terminal: counts, every skipped file with its reason, time."""
     lines = [
-        f"Indexed {report.documents} documents into {report.chunks} chunks in table {report.table!r} "
+        f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'chunk')} in table {report.table!r} "
         f"of {report.db} in {report.seconds:.1f} s" + ("" if report.fts else " (no full-text index)") + "."
     ]
     if report.windows_1252:
