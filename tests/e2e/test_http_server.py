@@ -275,6 +275,21 @@ def test_allowed_origins_let_those_origins_call(tmp_path, database):
         assert post(running, rpc("tools/list"), {"origin": "https://c.example"}).status_code == 403
 
 
+def test_a_browser_page_on_an_allowed_origin_passes_the_cors_preflight_and_reads_the_answer(tmp_path, database):
+    page = "https://app.example"
+    with Running(tmp_path, environment(database, LANCELOT_ALLOWED_ORIGINS=page)) as running:
+        asked = {"access-control-request-method": "POST", "access-control-request-headers": "content-type"}
+        preflight = httpx.options(running.url, headers={"origin": page, **asked}, timeout=30)
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == page
+        assert preflight.headers["access-control-allow-methods"] == "POST"
+        answer = post(running, rpc("tools/list"), {"origin": page})
+        assert answer.status_code == 200 and answer.json()["result"]["tools"]
+        assert answer.headers["access-control-allow-origin"] == page
+        stranger = httpx.options(running.url, headers={"origin": "https://c.example", **asked}, timeout=30)
+        assert stranger.status_code == 403
+
+
 def test_the_log_names_the_endpoint(server):
     serving = next(line for line in server.log() if line["event"] == "serving")
     assert re.fullmatch(rf"http://127\.0\.0\.1:{server.port}/mcp", serving["url"])

@@ -102,6 +102,51 @@ def test_an_origin_not_listed_is_403_and_a_listed_one_passes():
     assert call({"origin": "https://app.example"})[0] == 200
 
 
+APP = "https://app.example"
+
+
+def test_a_preflight_from_an_allowed_origin_is_204_with_cors_headers_and_never_reaches_the_app():
+    asked = "content-type, mcp-protocol-version"
+    status, headers, body, app, _ = call(
+        {"origin": APP, "access-control-request-method": "POST", "access-control-request-headers": asked},
+        method="OPTIONS",
+        body=b"",
+    )
+    assert status == 204 and body == b""
+    assert headers[b"access-control-allow-origin"] == APP.encode()
+    assert headers[b"access-control-allow-methods"] == b"POST"
+    assert headers[b"access-control-allow-headers"] == asked.encode()
+    assert headers[b"vary"] == b"Origin"
+    assert app.bodies == []
+
+
+def test_a_preflight_without_requested_headers_allows_the_ones_mcp_clients_send():
+    _, headers, _, _, _ = call({"origin": APP}, method="OPTIONS", body=b"")
+    allowed = headers[b"access-control-allow-headers"].decode().split(", ")
+    assert {"content-type", "accept", "mcp-protocol-version"} <= set(allowed)
+
+
+def test_a_preflight_from_an_unlisted_origin_is_403_and_options_without_origin_is_405():
+    status, headers, _, _, _ = call({"origin": "https://evil.example"}, method="OPTIONS", body=b"")
+    assert status == 403 and b"access-control-allow-origin" not in headers
+    status, headers, _, _, _ = call(method="OPTIONS", body=b"")
+    assert status == 405 and headers[b"allow"] == b"POST"
+
+
+def test_answers_to_an_allowed_origin_carry_cors_headers_refusals_included():
+    status, headers, _, _, _ = call({"origin": APP})
+    assert status == 200
+    assert headers[b"access-control-allow-origin"] == APP.encode()
+    assert b"mcp-protocol-version" in headers[b"access-control-expose-headers"]
+    status, headers, _, _, _ = call({"origin": APP}, body=b"x" * (MAX_BODY + 1))
+    assert status == 413 and headers[b"access-control-allow-origin"] == APP.encode()
+
+
+def test_answers_without_an_origin_carry_no_cors_headers():
+    _, headers, _, _, _ = call()
+    assert not any(name.startswith(b"access-control-") for name in headers)
+
+
 def test_with_no_origins_configured_every_origin_is_refused():
     rules = Rules("/mcp", None, frozenset(), VERSIONS)
     assert call({"origin": "http://127.0.0.1:3000"}, rules=rules)[0] == 403

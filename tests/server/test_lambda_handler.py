@@ -164,6 +164,10 @@ def test_a_foreign_origin_is_403_and_a_listed_one_passes(lambda_env):
     lambda_env.setenv("LANCELOT_ALLOWED_ORIGINS", "https://app.example")
     response = lambda_handler.handler(event(rpc("tools/list"), headers={"origin": "https://app.example"}), None)
     assert response["statusCode"] == 200
+    assert response["headers"]["access-control-allow-origin"] == "https://app.example"
+    preflight = lambda_handler.handler(event(method="OPTIONS", headers={"origin": "https://app.example"}), None)
+    assert preflight["statusCode"] == 204
+    assert preflight["headers"]["access-control-allow-methods"] == "POST"
 
 
 def test_the_host_is_checked_only_when_hosts_are_listed(lambda_env):

@@ -5,14 +5,16 @@ A small pure ASGI layer, so both transports apply exactly the same rules, in thi
     path ≠ endpoint                      → 404
     Host not allowed (when checked)      → 403
     Origin present and not allowed       → 403
+    OPTIONS from an allowed Origin       → 204, the CORS preflight answer
     method other than POST               → 405, `Allow: POST`
     MCP-Protocol-Version not supported   → 400 (a missing header means 2025-03-26)
     body over 64 KB                      → 413, without reading more than 64 KB + one chunk
     body not JSON                        → 400
 
 We do these ourselves rather than rely on the SDK: it answers a foreign Host with 421, turns its
-checks off for non-loopback binds, and trusts Content-Length. The guard also writes the one log line
-per request (never the query text).
+checks off for non-loopback binds, and trusts Content-Length. Every answer to an allowed Origin,
+refusals included, carries the CORS headers a browser needs to read it. The guard also writes the one
+log line per request (never the query text).
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 MAX_BODY = 64 * 1024
 DEFAULT_PROTOCOL_VERSION = "2025-03-26"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+# CORS: what a browser page on an allowed Origin may send and read. Headers it asks to send are echoed
+# (the Origin is trusted by then); without that request header, these are the ones MCP clients use.
+CORS_REQUEST_HEADERS = "content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id"
+CORS_EXPOSED_HEADERS = "mcp-protocol-version, mcp-session-id"
+CORS_MAX_AGE = "600"
 
 # JSON-RPC error codes used in our refusals (the SDK's own codes for the same conditions).
 PARSE_ERROR = -32700
@@ -92,8 +100,11 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def check_headers(rules: Rules, scope: Scope) -> None:
-    """Path, Host, Origin, method and protocol version: everything decided before the body is read."""
+def check_headers(rules: Rules, scope: Scope) -> str | None:
+    """Path, Host, Origin, method and protocol version: everything decided before the body is read.
+
+    Returns the request's Origin when it carries an allowed one (None without an Origin header).
+    """
     if rules.path is not None and _normalise_path(scope["path"]) != _normalise_path(rules.path):
         raise Refusal(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {rules.path}")
     host = _header(scope, b"host")
@@ -102,6 +113,8 @@ def check_headers(rules: Rules, scope: Scope) -> None:
     origin = _header(scope, b"origin")
     if origin is not None and origin.lower() not in rules.allowed_origins:
         raise Refusal(403, INVALID_REQUEST, "Forbidden: this Origin is not allowed (LANCELOT_ALLOWED_ORIGINS)")
+    if scope["method"] == "OPTIONS" and origin is not None:
+        return origin  # a browser's CORS preflight: the guard answers it
     if scope["method"] != "POST":
         raise Refusal(405, INVALID_REQUEST, "Method not allowed: send JSON-RPC with POST", headers={"Allow": "POST"})
     version = _header(scope, b"mcp-protocol-version")
@@ -113,6 +126,29 @@ def check_headers(rules: Rules, scope: Scope) -> None:
             f"Unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(supported)}",
             data={"supported": supported, "requested": version},
         )
+    return origin
+
+
+def cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
+    """What lets a page on `origin` (already allowed) read an answer."""
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", CORS_EXPOSED_HEADERS.encode()),
+        (b"vary", b"Origin"),
+    ]
+
+
+async def preflight(scope: Scope, send: Send) -> None:
+    """204 to a CORS preflight from an allowed Origin: POST, with the headers the page asked for."""
+    asked = _header(scope, b"access-control-request-headers")
+    headers = [
+        (b"access-control-allow-methods", b"POST"),
+        (b"access-control-allow-headers", (asked or CORS_REQUEST_HEADERS).encode("latin-1")),
+        (b"access-control-max-age", CORS_MAX_AGE.encode()),
+        (b"content-length", b"0"),
+    ]
+    await send({"type": "http.response.start", "status": 204, "headers": headers})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _declared_length(scope: Scope) -> int | None:
@@ -202,15 +238,21 @@ class Guard:
         started = time.perf_counter()
         status = 500
         summary = Summary()
+        origin: str | None = None
 
         async def watch(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                if origin is not None:
+                    message = {**message, "headers": [*message.get("headers", []), *cors_headers(origin)]}
             await send(message)
 
         try:
-            check_headers(self.rules, scope)
+            origin = check_headers(self.rules, scope)
+            if origin is not None and scope["method"] == "OPTIONS":
+                await preflight(scope, watch)
+                return
             body = await read_body(scope, receive)
             summary = parse_body(body)
             await self.app(scope, _replay(body, receive), watch)
