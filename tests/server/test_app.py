@@ -55,6 +55,13 @@ def test_the_four_tools_are_listed_read_only_with_titles(lancelot_db):
         assert tool.description
 
 
+def test_descriptions_reach_the_model_without_source_indentation(lancelot_db):
+    for tool in listed(lancelot_db).values():
+        assert tool.description == tool.description.strip()
+        assert "\n " not in tool.description, tool.description
+    assert "\n\nsearchType says" in listed(lancelot_db)["lancedb_search"].description
+
+
 def test_no_parameter_tools_admit_no_properties(lancelot_db):
     tools = listed(lancelot_db)
     for name in ("lancedb_status", "lancedb_version"):

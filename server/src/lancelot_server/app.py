@@ -7,6 +7,7 @@ here, in one place; so does an argument outside the declared schema (the SDK val
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from typing import Annotated, Any, cast
@@ -143,8 +144,14 @@ def _tools(tools: Tools) -> list[Tool]:
         lancedb_status: "Database status",
         lancedb_version: "Versions",
     }
+    # Python before 3.13 keeps a docstring's indentation, which would reach the model as runs of spaces.
     return [
-        _strict(Tool.from_function(fn, title=title, annotations=_annotations(title))) for fn, title in titles.items()
+        _strict(
+            Tool.from_function(
+                fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=_annotations(title)
+            )
+        )
+        for fn, title in titles.items()
     ]
 
 
