@@ -1,0 +1,133 @@
+"""Lancelot through the MCP Inspector's CLI: what a client built on the TypeScript SDK sees.
+
+    .venv/bin/python scripts/interop.py NODE INSPECTOR_LAUNCHER
+
+Indexes examples/docs into a throwaway database, then over stdio and over `lancelot --http` (legacy,
+auto and modern protocol eras): lists the tools with `--strict` (schema portability problems fail it),
+and calls each tool, checking what comes back. Exits 1 naming every check that failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+TOOLS = ["lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"]
+ERAS = ["legacy", "auto", "modern"]
+
+Check = Callable[[dict[str, Any]], bool]
+
+
+def _text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+# What each call must return; the sample folder has one page on chain care and 9 chunks in all.
+CALLS: list[tuple[str, dict[str, Any], Check]] = [
+    (
+        "lancedb_search",
+        {"query": "chain", "limit": 1},
+        lambda r: json.loads(_text(r))["hits"][0]["id"] == "guide/chain-care.txt#0",
+    ),
+    ("lancedb_query", {"query": "opening hours", "limit": 2}, lambda r: "Opening hours" in _text(r)),
+    ("lancedb_status", {}, lambda r: json.loads(_text(r))["table"]["rows"] == 9),
+    ("lancedb_version", {}, lambda r: "lancelot" in json.loads(_text(r))),
+]
+
+
+class Inspector:
+    def __init__(self, node: str, launcher: str, work: Path) -> None:
+        self.command = [node, launcher, "--cli", "--format", "json", "-q"]
+        # The Inspector keeps a catalog of servers; ours lives and dies with this run.
+        self.env = {**os.environ, "MCP_CATALOG_PATH": str(work / "catalog.json")}
+
+    def run(self, target: list[str], *arguments: str) -> tuple[int, dict[str, Any] | None, str]:
+        done = subprocess.run(
+            [*self.command, *arguments, *target], capture_output=True, text=True, timeout=120, env=self.env
+        )
+        try:
+            answer = json.loads(done.stdout)
+        except ValueError:
+            answer = None
+        return done.returncode, answer, done.stderr.strip()[-500:]
+
+
+def exercise(inspector: Inspector, target: list[str], label: str, *era: str) -> list[str]:
+    failures = []
+    status, answer, err = inspector.run(target, *era, "--method", "tools/list", "--strict")
+    names = [tool["name"] for tool in (answer or {}).get("result", {}).get("tools", [])]
+    if status != 0 or names != TOOLS:
+        failures.append(f"{label}: tools/list --strict exited {status} with {names}: {err}")
+    for tool, arguments, check in CALLS:
+        status, answer, err = inspector.run(
+            target, *era, "--method", "tools/call", "--tool-name", tool, "--tool-args-json", json.dumps(arguments)
+        )
+        result = (answer or {}).get("result")
+        try:
+            passed = status == 0 and result is not None and not result.get("isError") and check(result)
+        except (KeyError, IndexError, TypeError, ValueError):
+            passed = False
+        if not passed:
+            failures.append(f"{label}: {tool} {arguments} exited {status}: {str(answer)[:300]} {err}")
+    print(f"interop: {label}: {'ok' if not failures else 'FAILED'}")
+    return failures
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(port: int, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"lancelot --http exited with {server.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("lancelot --http never listened")
+
+
+def main() -> None:
+    node, launcher = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory(prefix="lancelot-interop-") as folder:
+        work = Path(folder)
+        db = work / "db"
+        subprocess.run([BIN / "lancelot-index", "--quiet", ROOT / "examples" / "docs", db], check=True)
+        inspector = Inspector(node, launcher, work)
+        stdio = ["-e", f"LANCEDB_PATH={db}", "--", str(BIN / "lancelot"), "--log-level", "WARNING"]
+        failures = exercise(inspector, stdio, "stdio")
+        port = free_port()
+        env = {**os.environ, "LANCEDB_PATH": str(db)}
+        with (work / "http.log").open("wb") as log:
+            server = subprocess.Popen([BIN / "lancelot", "--http", str(port)], env=env, stderr=log)
+            try:
+                wait_for(port, server)
+                for era in ERAS:
+                    url = f"http://127.0.0.1:{port}/mcp"
+                    failures += exercise(inspector, [url], f"http ({era})", "--protocol-era", era)
+            finally:
+                server.terminate()
+                server.wait(timeout=60)
+    if failures:
+        print("\n".join(failures), file=sys.stderr)
+        raise SystemExit(1)
+    print(f"interop: the MCP Inspector CLI listed and called all {len(TOOLS)} tools over stdio and HTTP")
+
+
+if __name__ == "__main__":
+    main()
