@@ -30,6 +30,22 @@ def test_links_that_leave_the_folder_loop_or_dangle_are_skipped_with_a_reason(do
     }
 
 
+def test_links_that_could_not_be_documents_are_passed_over_without_a_word(tmp_path):
+    docs, outside = tmp_path / "docs", tmp_path / "outside"
+    docs.mkdir()
+    outside.mkdir()
+    (outside / "jquery.js").write_text("x", encoding="utf-8")
+    (docs / "jquery.js").symlink_to(outside / "jquery.js")  # as Sphinx's _static/ has them
+    (docs / "gone.png").symlink_to(tmp_path / "missing.png")
+    (docs / "shared").symlink_to(outside, target_is_directory=True)  # a folder outside may hold documents
+    (docs / "a.md").write_text("x", encoding="utf-8")
+    items = {item.relative: item for item in walk(docs)}
+    assert items == {
+        "a.md": Found(docs / "a.md", "a.md"),
+        "shared": Skipped("shared", "symlink leads outside the documents folder"),
+    }
+
+
 def test_a_linked_folder_inside_the_root_is_followed(tmp_path):
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "a.md").write_text("x", encoding="utf-8")

@@ -55,11 +55,14 @@ def _walk_dir(folder: Path, prefix: str, real_root: Path, ancestors: frozenset[P
             try:
                 target = path.resolve(strict=True)
             except (OSError, RuntimeError):
-                # RuntimeError: a symlink loop on Python versions that raise it.
-                yield Skipped(relative, "broken or looping symlink")
+                # RuntimeError: a symlink loop on Python versions that raise it. Only a link named like a
+                # document is worth a line: Sphinx's _static/jquery.js would be skipped anyway.
+                if is_document(entry.name):
+                    yield Skipped(relative, "broken or looping symlink")
                 continue
             if not _inside(target, real_root):
-                yield Skipped(relative, "symlink leads outside the documents folder")
+                if target.is_dir() or is_document(entry.name):
+                    yield Skipped(relative, "symlink leads outside the documents folder")
                 continue
             if target.is_dir() and target in ancestors:
                 yield Skipped(relative, "symlink loop")
