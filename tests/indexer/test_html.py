@@ -14,6 +14,23 @@ def test_hidden_elements_are_removed_and_entities_decoded():
     assert texts(html) == ["Fish & chips é"]  # no-break spaces collapse like any other
 
 
+def test_site_navigation_and_permalink_marks_are_not_document_text():
+    html = (
+        "<body><nav><a href='/'>Home</a> <a href='/docs'>Docs</a></nav>"
+        "<div class='related' role='navigation'><a href='prev.html'>previous</a></div>"
+        "<div class='navheader'><table><tr><td>Prev</td><td>Up</td><td>Next</td></tr></table></div>"
+        "<h1>Vacuum<a class='headerlink' href='#vacuum' title='Permalink to this heading'>¶</a></h1>"
+        "<p>Reclaims storage. See <a href='other.html'>the other page</a>.</p>"
+        "<div class='navfooter'>Prev: UPDATE Next: VALUES</div></body>"
+    )
+    document = extract(html, "vacuum.html")
+    assert document.title == "Vacuum"
+    assert [(block.text, block.level) for block in document.blocks] == [
+        ("Vacuum", 1),
+        ("Reclaims storage. See the other page.", 0),
+    ]
+
+
 def test_block_elements_become_paragraphs_and_br_a_line_break():
     html = (
         "<div>one <b>bold</b> word</div><ul><li>first</li><li>second</li></ul>"

@@ -11,6 +11,9 @@ from selectolax.lexbor import LexborHTMLParser
 from lancelot_indexer.chunk import Block, Document
 
 REMOVED = ["script", "style", "noscript", "template", "svg"]
+# Site chrome, not the document: navigation (HTML's own, Sphinx's sidebars, DocBook's Prev/Up/Next bars,
+# whose neighbours' titles made false hits) and the "¶" permalinks Sphinx and MkDocs put in headings.
+NOT_CONTENT = "nav, [role=navigation], .navheader, .navfooter, a.headerlink"
 # fmt: off
 PARAGRAPH_ELEMENTS = [
     "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl",
@@ -64,6 +67,8 @@ def extract(html: str, file_name: str) -> Document:
     """The title and the text blocks of an HTML page; never raises on malformed markup."""
     tree = LexborHTMLParser(html)
     tree.strip_tags(REMOVED)
+    for node in tree.css(NOT_CONTENT):
+        node.decompose()
     title = _first_text(tree, "title") or _first_text(tree, "h1") or file_name
     body = tree.body or tree.root
     if body is None:
