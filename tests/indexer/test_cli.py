@@ -60,6 +60,38 @@ def test_an_unreadable_file_is_skipped_with_its_reason_and_the_rest_is_indexed(t
     assert table.to_arrow()["path"].to_pylist() == ["open.md"]
 
 
+def test_exclude_is_counted_in_the_summary_and_a_pattern_that_matches_nothing_is_named(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "_sources").mkdir(parents=True)
+    (docs / "_sources" / "page.txt").write_text("Source of the page.\n", encoding="utf-8")
+    (docs / "page.html").write_text("<title>Page</title><p>The page.</p>", encoding="utf-8")
+    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--exclude", "_sources", "--exclude", "_source"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Indexed 1 document into 1 chunk" in out.stdout
+    assert "Left out by --exclude: 1 path." in out.stdout
+    assert "--exclude '_source' matched nothing." in out.stdout
+    assert "--exclude matched nothing" in out.stderr and "_source" in out.stderr
+    table = lancedb.connect(tmp_path / "db").open_table("documents")
+    assert table.to_arrow()["path"].to_pylist() == ["page.html"]
+
+
+def test_excluding_everything_is_the_no_documents_error_naming_the_exclusions(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("A.\n", encoding="utf-8")
+    (docs / "b.md").write_text("B.\n", encoding="utf-8")
+    out = subprocess.run(
+        [BIN / "lancelot-index", docs, tmp_path / "db", "--exclude", "*.md"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1
+    assert "No documents found in" in out.stderr and "2 paths left out by --exclude" in out.stderr
+    assert not (tmp_path / "db" / "documents.lance").exists()
+
+
 def test_quiet_prints_nothing_on_stdout(docs, tmp_path):
     result = CliRunner().invoke(main, ["--quiet", str(docs), str(tmp_path / "db")])
     assert result.exit_code == 0

@@ -1,6 +1,6 @@
 import os
 
-from lancelot_indexer.walk import Found, Skipped, is_document, walk
+from lancelot_indexer.walk import Excluded, Found, Skipped, is_document, walk
 
 
 def test_walk_is_sorted_skips_dot_names_and_takes_document_extensions_in_any_case(docs):
@@ -44,6 +44,27 @@ def test_links_that_could_not_be_documents_are_passed_over_without_a_word(tmp_pa
         "a.md": Found(docs / "a.md", "a.md"),
         "shared": Skipped("shared", "symlink leads outside the documents folder"),
     }
+
+
+def test_exclude_leaves_out_paths_and_names_and_does_not_enter_excluded_folders(tmp_path):
+    for relative in ["html/_sources/a.txt", "html/lib/b.html", "html/genindex-A.html", "notes/_sources/c.md"]:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("x", encoding="utf-8")
+    items = list(walk(tmp_path, exclude=["_sources", "html/genindex*.html"]))
+    assert [item.relative for item in items if isinstance(item, Found)] == ["html/lib/b.html"]
+    assert [item for item in items if isinstance(item, Excluded)] == [
+        Excluded("html/_sources", "_sources"),
+        Excluded("html/genindex-A.html", "html/genindex*.html"),
+        Excluded("notes/_sources", "_sources"),
+    ]
+
+
+def test_exclude_star_crosses_folders_and_matching_is_case_sensitive(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "draft.md").write_text("x", encoding="utf-8")
+    (tmp_path / "Draft.md").write_text("x", encoding="utf-8")
+    found = [item.relative for item in walk(tmp_path, exclude=["a/*.md", "draft*"]) if isinstance(item, Found)]
+    assert found == ["Draft.md"]
 
 
 def test_a_linked_folder_inside_the_root_is_followed(tmp_path):

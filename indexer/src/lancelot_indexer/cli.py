@@ -15,7 +15,7 @@ import click
 
 from lancelot_indexer import __version__, log
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, Report, build
+from lancelot_indexer.pipeline import Options, Report, build, count_paths
 from lancelot_indexer.progress import bar
 from lancelot_schema import layout, settings, stored
 
@@ -44,6 +44,9 @@ def summary(report: Report) -> str:
     ]
     if report.windows_1252:
         lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(report.windows_1252)}")
+    if report.excluded:
+        lines.append(f"Left out by --exclude: {count_paths(len(report.excluded))}.")
+    lines.extend(f"--exclude {pattern!r} matched nothing." for pattern in report.unmatched_exclude)
     if report.skipped:
         lines.append(f"Skipped {len(report.skipped)}:")
         lines.extend(f"  {item.relative}: {item.reason}" for item in report.skipped)
@@ -70,6 +73,13 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     show_default=True,
     help="Characters per chunk, about.",
 )
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Leave out files and folders whose path under DOCS, or name, matches GLOB (repeatable), "
+    "e.g. --exclude _sources --exclude 'genindex*.html'.",
+)
 @click.option("--no-fts", is_flag=True, help="Do not build the full-text (BM25) index.")
 @click.option("--allow-empty", is_flag=True, help="Empty the table when DOCS has no documents.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary; warnings still go to stderr.")
@@ -91,6 +101,7 @@ def main(
     db: Path,
     table: str | None,
     chunk_size: int,
+    exclude: tuple[str, ...],
     no_fts: bool,
     allow_empty: bool,
     quiet: bool,
@@ -111,7 +122,9 @@ def main(
             table = resolved.table
             if mistake := layout.table_name_problem(table):
                 raise click.ClickException(f"LANCEDB_TABLE {mistake}")
-        options = Options(table=table, chunk_size=chunk_size, fts=not no_fts, allow_empty=allow_empty)
+        options = Options(
+            table=table, chunk_size=chunk_size, fts=not no_fts, allow_empty=allow_empty, exclude=tuple(exclude)
+        )
         with bar(not quiet) as on_progress:
             extension = None
             if embed:

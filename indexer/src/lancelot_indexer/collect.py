@@ -14,7 +14,7 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -23,7 +23,7 @@ from pathlib import Path
 from lancelot_indexer.chunk import Document, chunk, paragraphs
 from lancelot_indexer.decode import CP1252, BinaryError, decode
 from lancelot_indexer.errors import DocsError
-from lancelot_indexer.walk import Found, Skipped, walk
+from lancelot_indexer.walk import Excluded, Found, Skipped, walk
 from lancelot_schema import layout
 
 # Called as on_progress(stage, done, total); stage is "read" (and "embed" for --embed).
@@ -44,6 +44,7 @@ class Collected:
     documents: int
     skipped: list[Skipped]
     windows_1252: list[str]
+    excluded: list[Excluded]
 
 
 class _Unusable(Exception):
@@ -141,17 +142,20 @@ def collect(
     *,
     workers: int | None = None,
     meanwhile: Callable[[], object] | None = None,
+    exclude: Sequence[str] = (),
 ) -> Collected:
     """Walk `docs` and turn every usable document into rows; unusable files are listed, never fatal.
 
     `workers`: processes that read documents (None: one per core when there are many files).
     `meanwhile` is called once, in a thread while the workers read, or first when there are none.
+    `exclude`: patterns of paths (relative to `docs`) or names to leave out, see `walk.excluded_by`.
     """
     if not docs.is_dir():
         raise DocsError(f"The documents folder {docs} does not exist or is not a folder.")
-    items = list(walk(docs))
+    items = list(walk(docs, exclude))
     found = [item for item in items if isinstance(item, Found)]
     skipped = [item for item in items if isinstance(item, Skipped)]
+    excluded = [item for item in items if isinstance(item, Excluded)]
     ids: list[str] = []
     paths: list[str] = []
     titles: list[str] = []
@@ -182,4 +186,4 @@ def collect(
         layout.TEXT: texts,
         layout.TEXT_HASH: hashes,
     }
-    return Collected(columns, documents, skipped, windows_1252)
+    return Collected(columns, documents, skipped, windows_1252, excluded)

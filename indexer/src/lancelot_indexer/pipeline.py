@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from lancelot_indexer import __version__, log
 from lancelot_indexer.collect import ProgressCallback, collect
 from lancelot_indexer.errors import EmptyDocsError
-from lancelot_indexer.walk import Skipped
+from lancelot_indexer.walk import Excluded, Skipped
 from lancelot_schema import layout
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ class Options:
     allow_empty: bool = False
     keep_versions: timedelta = DEFAULT_KEEP_VERSIONS
     workers: int | None = None  # processes reading documents; None: one per core for large folders
+    exclude: tuple[str, ...] = ()  # patterns of paths or names to leave out (walk.excluded_by)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class Report:
     version: int
     fts: bool
     extra: dict[str, int] = field(default_factory=dict)
+    excluded: list[Excluded] = field(default_factory=list)
+    unmatched_exclude: list[str] = field(default_factory=list)  # --exclude patterns that matched nothing
 
 
 class Extension(Protocol):
@@ -69,6 +72,10 @@ class Extension(Protocol):
 def _load_writer() -> None:
     # pyarrow and Lance take a few tenths of a second to import; done while the workers read.
     import lancelot_indexer.write  # noqa: F401
+
+
+def count_paths(number: int) -> str:
+    return "1 path" if number == 1 else f"{number} paths"
 
 
 def metadata(chunk_size: int) -> dict[str, str]:
@@ -91,13 +98,20 @@ def build(
     """Index `docs` into table `options.table` of the database at `db`, replacing it atomically."""
     options = options or Options()
     started = time.perf_counter()
-    collected = collect(docs, options.chunk_size, on_progress, workers=options.workers, meanwhile=_load_writer)
+    collected = collect(
+        docs, options.chunk_size, on_progress, workers=options.workers, meanwhile=_load_writer, exclude=options.exclude
+    )
     for refused in collected.skipped:
         log.warning("skipped", path=refused.relative, reason=refused.reason)
+    used = {item.pattern for item in collected.excluded}
+    unmatched = [pattern for pattern in options.exclude if pattern not in used]
+    for pattern in unmatched:
+        log.warning("--exclude matched nothing", pattern=pattern)
     if collected.documents == 0 and not options.allow_empty:
+        left_out = f"; {count_paths(len(collected.excluded))} left out by --exclude" if collected.excluded else ""
         raise EmptyDocsError(
-            f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm); the table was left as it was. "
-            "Pass --allow-empty to empty the table."
+            f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm{left_out}); the table was left as it "
+            "was. Pass --allow-empty to empty the table."
         )
     from lancelot_indexer import write
 
@@ -122,6 +136,8 @@ def build(
         strategy=result.strategy,
         version=result.version,
         fts=result.fts,
+        excluded=collected.excluded,
+        unmatched_exclude=unmatched,
     )
     log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy)
     return report

@@ -1,10 +1,14 @@
-"""Find the documents under DOCS: sorted, no dot names, symlinks only when they stay inside DOCS."""
+"""Find the documents under DOCS: sorted, no dot names, symlinks only when they stay inside DOCS.
+
+walk(root, exclude=("_sources", "*.min.html")) -> Found | Skipped | Excluded, in path order
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
@@ -26,6 +30,19 @@ class Skipped:
     reason: str
 
 
+@dataclass(frozen=True)
+class Excluded:
+    """A file or folder left out because an `--exclude` pattern matched it (a folder is not entered)."""
+
+    relative: str
+    pattern: str
+
+
+def excluded_by(relative: str, name: str, patterns: Sequence[str]) -> str | None:
+    """The first pattern matching the path relative to DOCS or the bare name; `*` also crosses `/`."""
+    return next((p for p in patterns if fnmatchcase(relative, p) or fnmatchcase(name, p)), None)
+
+
 def is_document(name: str) -> bool:
     return Path(name).suffix.lower() in EXTENSIONS
 
@@ -34,13 +51,18 @@ def _inside(target: Path, root: Path) -> bool:
     return target == root or root in target.parents
 
 
-def walk(root: Path) -> Iterator[Found | Skipped]:
-    """Every document under `root` in a stable order, and every link that was refused."""
+Item = Found | Skipped | Excluded
+
+
+def walk(root: Path, exclude: Sequence[str] = ()) -> Iterator[Item]:
+    """Every document under `root` in a stable order, every link that was refused, and what `exclude` left out."""
     real_root = root.resolve()
-    yield from _walk_dir(root, "", real_root, frozenset({real_root}))
+    yield from _walk_dir(root, "", real_root, frozenset({real_root}), tuple(exclude))
 
 
-def _walk_dir(folder: Path, prefix: str, real_root: Path, ancestors: frozenset[Path]) -> Iterator[Found | Skipped]:
+def _walk_dir(
+    folder: Path, prefix: str, real_root: Path, ancestors: frozenset[Path], exclude: tuple[str, ...]
+) -> Iterator[Item]:
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError as exc:
@@ -50,6 +72,9 @@ def _walk_dir(folder: Path, prefix: str, real_root: Path, ancestors: frozenset[P
         if entry.name.startswith("."):
             continue
         relative = prefix + entry.name
+        if exclude and (pattern := excluded_by(relative, entry.name, exclude)):
+            yield Excluded(relative, pattern)
+            continue
         path = Path(entry.path)
         if entry.is_symlink():
             try:
@@ -73,7 +98,7 @@ def _walk_dir(folder: Path, prefix: str, real_root: Path, ancestors: frozenset[P
             is_dir = False
         if is_dir:
             real = path.resolve()
-            yield from _walk_dir(path, relative + "/", real_root, ancestors | {real})
+            yield from _walk_dir(path, relative + "/", real_root, ancestors | {real}, exclude)
         elif is_document(entry.name):
             # A pipe or device named like a document would block or never end when read.
             yield Found(path, relative) if entry.is_file() else Skipped(relative, "not a regular file")
