@@ -2,7 +2,8 @@
 
 It speaks `POST /v1/embeddings` the way OpenAI does (float and base64 answers, bearer key, OpenAI's
 error JSON, 404 for an unknown model, 400 past the per-request limits) and can be told at run time to
-misbehave: N answers of 429 with `Retry-After`, N answers of 500, slow answers, vectors of the wrong width.
+misbehave: N answers of 429 with `Retry-After`, N answers of 500, slow answers, vectors of the wrong width,
+200 answers whose body is not an embedding.
 
 Vectors are deterministic and derived from the text: a hashed bag of words plus a component from the
 whole text's hash, normalised. Texts that share words are therefore close, which keeps vector and hybrid
@@ -59,12 +60,13 @@ class Recorded:
 
 @dataclass
 class _Fault:
-    kind: str  # "status", "slow" or "width"
+    kind: str  # "status", "slow", "width" or "body"
     status: int = 500
     retry_after: float | None = None
     seconds: float = 0.0
     width: int = 0
     code: str | None = None
+    body: bytes = b""
 
 
 class _ApiError(Exception):
@@ -155,6 +157,10 @@ class EmbeddingServer:
         """Answer the next `times` requests with vectors `width` wide, whatever the model."""
         self._queue(_Fault("width", width=width), times)
 
+    def bad_body_next(self, body: bytes, times: int = 1) -> None:
+        """Answer the next `times` requests 200 with `body` as it is (not JSON, no vectors...)."""
+        self._queue(_Fault("body", body=body), times)
+
     def _queue(self, fault: _Fault, times: int) -> None:
         with self._lock:
             self._faults.extend(fault for _ in range(times))
@@ -192,8 +198,8 @@ class EmbeddingServer:
         return hashed_vector(text, self.models[model])
 
     # -- the API ------------------------------------------------------------------------------------
-    def serve(self, authorization: str | None, body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """Answer one `POST /v1/embeddings`: (status, JSON payload, extra headers)."""
+    def serve(self, authorization: str | None, body: bytes) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
+        """Answer one `POST /v1/embeddings`: (status, JSON payload or raw body, extra headers)."""
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
@@ -203,7 +209,7 @@ class EmbeddingServer:
             with self._lock:
                 self._in_flight -= 1
 
-    def _serve(self, authorization: str | None, body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _serve(self, authorization: str | None, body: bytes) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         started = time.monotonic()
         model, inputs, encoding, hold = "", [], "float", self.latency
         try:
@@ -222,6 +228,8 @@ class EmbeddingServer:
             width = fault.width if fault is not None and fault.kind == "width" else None
             answer = self._answer(model, list(inputs), encoding, request.get("dimensions"), width)
             status, payload, headers = 200, answer, {}
+            if fault is not None and fault.kind == "body":
+                payload = fault.body
         except _ApiError as error:
             status, headers = error.status, error.headers
             payload = {"error": {"message": str(error), "type": error.kind, "param": None, "code": error.code}}
@@ -333,7 +341,7 @@ def _handler_for(endpoint: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 )
 
         def _send(self, status: int, payload: object, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode("utf-8")
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

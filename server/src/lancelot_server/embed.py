@@ -4,11 +4,17 @@ The openai package is imported on the first vector search, never before. A query
 and times out quickly: a failed embedding is not an error, it sends the search to text with a note.
 An endpoint is usable with an API key, or without one when OPENAI_BASE_URL names it (a local server
 such as Ollama needs none).
+
+A slow or broken endpoint must not hold text search up. Tools run in a bounded pool of threads, so
+at most MAX_IN_FLIGHT embedding requests wait on the endpoint at once (a search that finds no free
+slot within SLOT_WAIT_S goes to text), and after the endpoint times out, cannot be reached or answers
+5xx/429 or nonsense, vector search is skipped for COOL_DOWN_S before it is tried again.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,7 +24,10 @@ from lancelot_server.errors import VectorSearchUnavailable
 OPENAI_HOST = "api.openai.com"
 OPENAI_BASE_URL = f"https://{OPENAI_HOST}/v1"
 CONNECT_TIMEOUT_S = 3.0
-TOTAL_TIMEOUT_S = 15.0
+TOTAL_TIMEOUT_S = 10.0
+MAX_IN_FLIGHT = 8
+SLOT_WAIT_S = 2.0
+COOL_DOWN_S = 30.0
 
 
 def endpoint_host(settings: Settings) -> str:
@@ -39,6 +48,8 @@ class Embedder:
         self.settings = settings
         self._client: Any = None
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_IN_FLIGHT)
+        self._failed: tuple[float, str] | None = None  # (monotonic time, why) of the last endpoint failure
 
     def _openai(self) -> Any:
         with self._lock:
@@ -85,24 +96,59 @@ class Embedder:
 
     def embed(self, text: str) -> list[float]:
         self.require()
+        self._check_cool_down()
+        if not self._slots.acquire(timeout=SLOT_WAIT_S):
+            raise VectorSearchUnavailable(
+                f"vector search skipped: {MAX_IN_FLIGHT} embedding requests to {endpoint_host(self.settings)} "
+                "are already waiting"
+            )
+        try:
+            return self._request(text)
+        finally:
+            self._slots.release()
+
+    def _check_cool_down(self) -> None:
+        failed = self._failed
+        if failed is None:
+            return
+        age = time.monotonic() - failed[0]
+        if age < COOL_DOWN_S:
+            raise VectorSearchUnavailable(
+                f"vector search skipped: it failed {age:.0f} s ago ({failed[1]}); "
+                f"it is tried again {COOL_DOWN_S:.0f} s after a failure"
+            )
+
+    def _request(self, text: str) -> list[float]:
         import openai
 
+        host = endpoint_host(self.settings)
         try:
             response = self._openai().embeddings.create(model=self.settings.embedding_model, input=[text])
+            vector = [float(value) for value in response.data[0].embedding]
+        except VectorSearchUnavailable:
+            raise
         except openai.APIStatusError as exc:
-            raise VectorSearchUnavailable(
-                f"vector search failed: {endpoint_host(self.settings)} answered {exc.status_code}: {_message(exc)}"
-            ) from exc
+            reason = f"{host} answered {exc.status_code}: {_message(exc)}"
+            # Rate limits and server errors may last: back off. A 4xx is the request's own fault.
+            self._note_failure(reason, lasting=exc.status_code == 429 or exc.status_code >= 500)
+            raise VectorSearchUnavailable(f"vector search failed: {reason}") from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            raise VectorSearchUnavailable(
-                f"vector search failed: cannot reach {endpoint_host(self.settings)} ({type(cause).__name__}: {cause})"
-            ) from exc
-        except openai.OpenAIError as exc:
-            raise VectorSearchUnavailable(f"vector search failed: {exc}") from exc
-        if not response.data:
-            raise VectorSearchUnavailable("vector search failed: the endpoint returned no embedding")
-        return [float(value) for value in response.data[0].embedding]
+            reason = f"cannot reach {host} ({type(cause).__name__}: {cause})"
+            self._note_failure(reason, lasting=True)
+            raise VectorSearchUnavailable(f"vector search failed: {reason}") from exc
+        except Exception as exc:
+            # A 200 whose body is not JSON, holds no vector or holds something else: the openai client
+            # raises ValueError, IndexError, TypeError... none of them is the search's fault.
+            reason = f"{host} did not answer with an embedding ({type(exc).__name__}: {exc})"
+            self._note_failure(reason, lasting=True)
+            raise VectorSearchUnavailable(f"vector search failed: {reason}") from exc
+        self._failed = None
+        return vector
+
+    def _note_failure(self, reason: str, *, lasting: bool) -> None:
+        if lasting:
+            self._failed = (time.monotonic(), reason)
 
 
 def _message(exc: Any) -> str:
