@@ -262,6 +262,42 @@ def test_stdout_is_json_rpc_only_even_when_libraries_print(lancelot_db, tmp_path
     assert "STRAY WARNING" in stderr
 
 
+def test_every_line_gets_an_answer_even_a_lone_surrogate_or_one_that_is_no_message(lancelot_db, tmp_path):
+    # JSON.stringify writes a string cut through an emoji as a lone "\\ud83d"; the SDK refuses it.
+    cut_emoji = '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", ' + (
+        '"params": {"name": "lancedb_search", "arguments": {"query": "chain \\ud83d", "mode": "text"}}}\n'
+    )
+    requests = "".join(
+        [
+            _frame(
+                1,
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+            ),
+            _frame(None, "notifications/initialized"),
+            cut_emoji,
+            "this line is not JSON\n",
+            '{"neither": "a request nor a reply"}\n',
+            _frame(4, "ping"),
+        ]
+    )
+    env = {**os.environ, "LANCEDB_PATH": str(lancelot_db), "XDG_CONFIG_HOME": str(tmp_path)}
+    with subprocess.Popen(
+        [LANCELOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    ) as process:
+        lines, stderr = _exchange(process, requests, ids={1, 3, 4})
+    messages = [json.loads(line) for line in lines]
+    search = next(message for message in messages if message.get("id") == 3)
+    assert search["result"]["structuredContent"]["query"] == "chain \ufffd"
+    assert search["result"]["structuredContent"]["count"] >= 1
+    refusals = [message["error"] for message in messages if message.get("id") is None]
+    assert [(error["code"], error["message"]) for error in refusals] == [
+        (-32700, "Parse error: the line is not JSON"),
+        (-32600, "Invalid request: the line is not a JSON-RPC message"),
+    ]
+    assert "Traceback" not in stderr
+
+
 def test_the_server_exits_when_stdin_closes(lancelot_db, tmp_path):
     env = {**os.environ, "LANCEDB_PATH": str(lancelot_db), "XDG_CONFIG_HOME": str(tmp_path)}
     with subprocess.Popen(

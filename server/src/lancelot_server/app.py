@@ -8,18 +8,24 @@ here, in one place; so does an argument outside the declared schema (the SDK val
 from __future__ import annotations
 
 import inspect
+import io
 import json
+import os
 from collections.abc import Callable
 from typing import Annotated, Any, cast
 
+import anyio
 import structlog
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, Field, ValidationError
 
@@ -27,6 +33,7 @@ from lancelot_schema.settings import Settings
 from lancelot_server import __version__
 from lancelot_server.errors import LancelotError
 from lancelot_server.replies import Mode, SearchReply, StatusReply, VersionReply
+from lancelot_server.stdio import ScrubbedLines
 from lancelot_server.store import Store
 from lancelot_server.tools import (
     DEFAULT_BUDGET,
@@ -225,8 +232,44 @@ def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
 
 
 def serve_stdio(server: MCPServer) -> None:
-    """Serve over this process's stdin and stdout until stdin closes."""
-    server.run("stdio")
+    """Serve over this process's stdin and stdout until stdin closes.
+
+    The SDK's `run("stdio")`, with two mends: lines go through `ScrubbedLines` first, and a line the
+    SDK cannot read gets a JSON-RPC error (id null) where the SDK would drop it and leave the client
+    waiting.
+    """
+    anyio.run(_serve_stdio, server)
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs; no public accessor
+    # Our own descriptor for stdin: the text wrapper closes it when collected, never fd 0 itself.
+    stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="replace"))
+    async with stdio_server(stdin=cast(Any, ScrubbedLines(stdin))) as (read, write):
+        relay_send, relay_read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with relay_send:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        await write.send(SessionMessage(_unreadable(item)))
+                    else:
+                        await relay_send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            await lowlevel.run(relay_read, write, lowlevel.create_initialization_options())
+
+
+def _unreadable(exc: Exception) -> JSONRPCError:
+    """The answer to a line that is not JSON (-32700) or not a JSON-RPC message (-32600)."""
+    not_json = isinstance(exc, ValidationError) and any(error["type"] == "json_invalid" for error in exc.errors())
+    if not_json:
+        error = ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON")
+    else:
+        error = ErrorData(code=INVALID_REQUEST, message="Invalid request: the line is not a JSON-RPC message")
+    log.warning("unreadable message", reason=error.message)
+    return JSONRPCError(jsonrpc="2.0", id=None, error=error)
 
 
 # Streamable HTTP (`http.py`) and AWS Lambda (`lambda_handler.py`) wrap these, so that they need no mcp import.
