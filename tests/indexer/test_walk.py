@@ -67,6 +67,24 @@ def test_exclude_star_crosses_folders_and_matching_is_case_sensitive(tmp_path):
     assert found == ["Draft.md"]
 
 
+def test_a_name_that_is_not_utf8_is_skipped_with_a_printable_reason(tmp_path):
+    root = bytes(tmp_path)
+    (tmp_path / "good.md").write_text("x", encoding="utf-8")
+    with open(os.path.join(root, b"bad\xff\xfe.md"), "wb") as handle:
+        handle.write(b"x\n")
+    os.mkdir(os.path.join(root, b"old\xe9"))
+    with open(os.path.join(root, b"old\xe9", b"inside.md"), "wb") as handle:
+        handle.write(b"x\n")
+    with open(os.path.join(root, b"picture\xff.png"), "wb") as handle:
+        handle.write(b"x")
+    items = list(walk(tmp_path))
+    assert [item.relative for item in items if isinstance(item, Found)] == ["good.md"]
+    assert [item for item in items if isinstance(item, Skipped)] == [
+        Skipped("bad\ufffd\ufffd.md", "name is not valid UTF-8; rename it to index it"),
+        Skipped("old\ufffd", "name is not valid UTF-8; rename it to index it"),
+    ]
+
+
 def test_a_linked_folder_inside_the_root_is_followed(tmp_path):
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "a.md").write_text("x", encoding="utf-8")

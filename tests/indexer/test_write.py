@@ -84,6 +84,16 @@ def test_a_table_folder_lance_cannot_write_is_a_database_error_naming_it(tmp_pat
     assert (db / "documents.lance").read_text(encoding="utf-8") == "not a table"
 
 
+@pytest.mark.parametrize("name", ["file:db", "memory:x", "c:db", "s3:bucket"])
+def test_a_database_folder_named_like_a_url_is_a_local_folder(tmp_path, name):
+    docs = small_docs(tmp_path / "docs", files=2)
+    done = subprocess.run([BIN / "lancelot-index", docs, name], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert lancedb.connect(tmp_path / name).open_table("documents").count_rows() > 0
+    again = subprocess.run([BIN / "lancelot-index", docs, name], cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 0 and "strategy=merge" in again.stderr  # it found the table it wrote
+
+
 def test_a_second_indexer_is_refused_while_one_holds_the_lock(tmp_path):
     db = tmp_path / "db"
     docs = small_docs(tmp_path / "docs", files=2)

@@ -76,6 +76,11 @@ def _walk_dir(
             yield Excluded(relative, pattern)
             continue
         path = Path(entry.path)
+        if not _utf8(entry.name):
+            # Paths are stored as UTF-8 text; such a name (from an old archive, say) cannot be one.
+            if is_document(entry.name) or _is_dir(entry):
+                yield Skipped(_shown(relative), "name is not valid UTF-8; rename it to index it")
+            continue
         if entry.is_symlink():
             try:
                 target = path.resolve(strict=True)
@@ -92,13 +97,29 @@ def _walk_dir(
             if target.is_dir() and target in ancestors:
                 yield Skipped(relative, "symlink loop")
                 continue
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            is_dir = False
-        if is_dir:
+        if _is_dir(entry):
             real = path.resolve()
             yield from _walk_dir(path, relative + "/", real_root, ancestors | {real}, exclude)
         elif is_document(entry.name):
             # A pipe or device named like a document would block or never end when read.
             yield Found(path, relative) if entry.is_file() else Skipped(relative, "not a regular file")
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(relative: str) -> str:
+    """A path with undecodable bytes shown as U+FFFD, printable and storable."""
+    return relative.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -146,7 +146,8 @@ def _replace(
 
 
 def _uri(db: Path, name: str) -> str:
-    return str(db / f"{name}.lance")
+    # Absolute, so that Lance never reads a folder named `file:db` or `memory:x` as a URL scheme.
+    return str(db.absolute() / f"{name}.lance")
 
 
 def _mergeable(schema: pa.Schema) -> bool:
