@@ -38,6 +38,7 @@ class DatabaseStatus(TypedDict):
 class TableStatus(TypedDict):
     name: str
     exists: bool
+    readable: NotRequired[bool]
     rows: NotRequired[int]
     columns: NotRequired[list[str]]
     textColumn: NotRequired[str]
@@ -48,6 +49,7 @@ class TableStatus(TypedDict):
     fullTextIndex: NotRequired[bool]
     metadata: NotRequired[dict[str, str]]
     error: NotRequired[str]
+    note: NotRequired[str]
 
 
 class EmbeddingStatus(TypedDict):

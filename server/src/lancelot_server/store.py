@@ -63,6 +63,41 @@ def _vector_widths(schema: Any) -> dict[str, int]:
     return {**ours, **found}
 
 
+@dataclass(frozen=True)
+class Damage:
+    """What the table's current version names but the disk lacks; empty when the table is whole."""
+
+    missing: tuple[str, ...] = ()  # data and deletion files, relative to the table folder
+    unindexed: tuple[str, ...] = ()  # columns whose index folder is missing or empty
+
+    def index_broken(self, column: str) -> bool:
+        return column in self.unindexed
+
+
+def damage(handle: Any) -> Damage:
+    """Check that every file the current version lists is on disk: a stat per file, no data read.
+
+    A folder copied in part, or files deleted by hand, otherwise surface only as Lance's `Not found`
+    in the middle of a query. Index files are not listed in the manifest, only their folder per segment.
+    """
+    dataset = handle.to_lance()
+    root = Path(dataset.uri)
+    missing: list[str] = []
+    for fragment in dataset.get_fragments():
+        meta = fragment.metadata
+        # A file with a base_id lives under another base path (multi-base tables); not ours to resolve.
+        paths = [f"data/{file.path}" for file in meta.files if file.base_id is None]
+        if meta.deletion_file is not None:
+            paths.append(meta.deletion_file.path(meta.id))
+        missing.extend(path for path in paths if not (root / path).is_file())
+    unindexed: list[str] = []
+    for index in dataset.describe_indices():
+        folders = [root / "_indices" / segment.uuid for segment in index.segments]
+        if any(not folder.is_dir() or not any(folder.iterdir()) for folder in folders):
+            unindexed.extend(index.field_names)
+    return Damage(tuple(missing), tuple(unindexed))
+
+
 def describe(schema: Any, text_column: str, table: str) -> Layout:
     """The layout of a table from its Arrow schema; a table without the text column cannot be searched."""
     names = tuple(schema.names)
@@ -161,13 +196,21 @@ class Store:
             # Listed but unreadable: a damaged folder, or one dropped since the listing.
             if name not in self.table_names():
                 raise TableNotFound(self._missing_table(name)) from exc
-            raise TableLayoutError(
-                f"Table {name!r} in {self.db_path} cannot be read (damaged or incomplete). "
-                "Rebuild it with lancelot-index."
-            ) from exc
+            raise self.unreadable(name) from exc
         with self._lock:
             self._tables[name] = handle
         return handle
+
+    def unreadable(self, name: str, found: Damage | None = None) -> TableLayoutError:
+        detail = ""
+        if found is not None and found.missing:
+            more = len(found.missing) - 1
+            others = f", and {more} more file{'s' if more > 1 else ''}" if more else ""
+            detail = f": {found.missing[0]} is missing{others}"
+        return TableLayoutError(
+            f"Table {name!r} in {self.db_path} cannot be read (damaged or incomplete{detail}). "
+            "Rebuild it with lancelot-index."
+        )
 
     def _missing_table(self, name: str) -> str:
         present = self.table_names()

@@ -29,7 +29,7 @@ from lancelot_server.replies import (
     VersionReply,
 )
 from lancelot_server.rows import Hit
-from lancelot_server.store import Layout, Store, describe
+from lancelot_server.store import Layout, Store, damage, describe
 
 MAX_QUERY = 2000
 MIN_LIMIT, MAX_LIMIT = 1, 50
@@ -39,6 +39,7 @@ MODES: tuple[str, ...] = get_args(Mode)
 # Hybrid search fuses this many hits (at least) from each of its two lists: deeper than `limit`, so that
 # a passage both lists rank moderately high can overtake one that only a single list ranks first.
 HYBRID_DEPTH = 20
+UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
 
 Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
 
@@ -81,7 +82,17 @@ class Tools:
         name = table or self.settings.table
         handle = self.store.table(name)
         table_layout = describe(handle.schema, self.settings.text_column, name)
-        hits, search_type, text_match, note = self._run(handle, table_layout, query, mode, limit, path or None)
+        try:
+            hits, search_type, text_match, note = self._run(handle, table_layout, query, mode, limit, path or None)
+        except LancelotError:
+            raise
+        except Exception as exc:
+            # Lance reports a missing file as a bare RuntimeError mid-query; name the damage when it is that.
+            found = damage(handle)
+            if not found.missing:
+                raise
+            log.warning("table damaged", table=name, missing=list(found.missing))
+            raise self.store.unreadable(name, found) from exc
         reply: dict[str, Any] = {"query": query, "mode": mode, "searchType": search_type}
         if text_match is not None:
             reply["textMatch"] = text_match
@@ -111,8 +122,8 @@ class Tools:
                 note = "vector search found nothing; used text search instead."
             except VectorSearchUnavailable as exc:
                 note = f"{exc}; used text search instead."
-        hits, text_match = self._text(handle, table_layout, query, limit, path)
-        return hits, "text", text_match, note
+        hits, text_match, text_note = self._text(handle, table_layout, query, limit, path)
+        return hits, "text", text_match, _joined(note, text_note)
 
     def _check_vectors(self, table_layout: Layout) -> None:
         """Raise `VectorSearchUnavailable` when vector search cannot work, before any query is sent."""
@@ -143,23 +154,31 @@ class Tools:
         """BM25 (or substring) and vector hits fused by reciprocal rank; score = fused relevance, higher is better."""
         depth = max(limit, HYBRID_DEPTH)
         nearest = search.vector(handle, table_layout, self._embed(table_layout, query), depth, path)
-        matched, text_match = self._text(handle, table_layout, query, depth, path)
+        matched, text_match, note = self._text(handle, table_layout, query, depth, path)
         fused: list[Hit] = []
         for hit, score in reciprocal_rank_fusion([matched, nearest], key=_identity, limit=limit):
             hit = hit.copy()
             hit["score"] = round(score, 6)
             fused.append(hit)
-        return fused, "hybrid", text_match, None
+        return fused, "hybrid", text_match, note
 
     def _text(
         self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None
-    ) -> tuple[list[Hit], TextMatch]:
+    ) -> tuple[list[Hit], TextMatch, str | None]:
+        note: str | None = None
         if search.has_fts_index(handle, table_layout.text):
-            hits = search.bm25(handle, table_layout, query, limit, path)
+            try:
+                hits = search.bm25(handle, table_layout, query, limit, path)
+            except Exception:
+                # Only a damaged index falls back; anything else (missing data too) is search()'s to name.
+                if not damage(handle).index_broken(table_layout.text):
+                    raise
+                log.warning("full-text index damaged", column=table_layout.text)
+                hits, note = [], f"{UNREADABLE_INDEX}; used substring search instead."
             if hits:
-                return hits, "bm25"
+                return hits, "bm25", None
         # No index (an AnythingLLM table, --no-fts), or the tokenizer split the query into nothing useful.
-        return search.substring(handle, table_layout, query, limit, path), "substring"
+        return search.substring(handle, table_layout, query, limit, path), "substring", note
 
     # lancedb_query -------------------------------------------------------------------------------
     def query(
@@ -193,31 +212,44 @@ class Tools:
         except LancelotError as exc:
             (table if database["exists"] else database)["error"] = str(exc)
         else:
-            table = TableStatus(
-                name=self.settings.table,
-                exists=True,
-                rows=handle.count_rows(),
-                columns=list(table_layout.columns),
-                textColumn=table_layout.text,
-                titleColumn=table_layout.title,
-                sourceColumns=list(table_layout.sources),
-                vectorColumn=table_layout.vector,
-                vectorWidth=table_layout.vector_width,
-                fullTextIndex=search.has_fts_index(handle, table_layout.text),
-                metadata=table_layout.stamped,
-            )
-            search_types.append("text")
-            try:
-                self._check_vectors(table_layout)
-            except VectorSearchUnavailable as exc:
-                embedding["note"] = f"{exc}; vector and hybrid search fall back to text search"
-            else:
-                search_types.append("vector")
-                if table["fullTextIndex"]:
-                    search_types.append("hybrid")
+            table = self._table_status(handle, table_layout)
+            # A table with files missing answers no search at all; say so rather than list search types.
+            if table["readable"]:
+                search_types.append("text")
+                try:
+                    self._check_vectors(table_layout)
+                except VectorSearchUnavailable as exc:
+                    embedding["note"] = f"{exc}; vector and hybrid search fall back to text search"
+                else:
+                    search_types.append("vector")
+                    if table["fullTextIndex"]:
+                        search_types.append("hybrid")
         return StatusReply(
             database=database, table=table, embedding=embedding, searchTypes=search_types, version=__version__
         )
+
+    def _table_status(self, handle: Any, table_layout: Layout) -> TableStatus:
+        found = damage(handle)
+        broken_index = found.index_broken(table_layout.text)
+        table = TableStatus(
+            name=self.settings.table,
+            exists=True,
+            readable=not found.missing,
+            rows=handle.count_rows(),
+            columns=list(table_layout.columns),
+            textColumn=table_layout.text,
+            titleColumn=table_layout.title,
+            sourceColumns=list(table_layout.sources),
+            vectorColumn=table_layout.vector,
+            vectorWidth=table_layout.vector_width,
+            fullTextIndex=search.has_fts_index(handle, table_layout.text) and not broken_index,
+            metadata=table_layout.stamped,
+        )
+        if found.missing:
+            table["error"] = str(self.store.unreadable(self.settings.table, found))
+        elif broken_index:
+            table["note"] = f"{UNREADABLE_INDEX}; text search matches substrings"
+        return table
 
     # lancedb_version -----------------------------------------------------------------------------
     def version(self) -> VersionReply:
@@ -229,6 +261,12 @@ class Tools:
             python=platform.python_version(),
             protocolVersions=self.protocol_versions,
         )
+
+
+def _joined(*notes: str | None) -> str | None:
+    """Several notes as one text, each a sentence."""
+    present = [note[0].upper() + note[1:] if index else note for index, note in enumerate(n for n in notes if n)]
+    return " ".join(present) or None
 
 
 def _identity(hit: Hit) -> tuple[Any, ...]:
