@@ -105,7 +105,28 @@ def test_user_mistakes_exit_1_with_one_line_and_no_traceback(tmp_path):
     assert out.returncode == 1
     assert "Error: No documents found in" in out.stderr
     assert "Traceback" not in out.stderr
-    assert not (tmp_path / "db" / "documents.lance").exists()
+    assert not (tmp_path / "db").exists()  # a failed run leaves no new empty folder behind
+
+
+def test_a_db_that_is_a_file_or_a_folder_without_write_access_is_named_precisely(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("A.\n", encoding="utf-8")
+    (tmp_path / "dbfile").write_text("x", encoding="utf-8")
+    out = subprocess.run([BIN / "lancelot-index", docs, tmp_path / "dbfile"], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert f"Error: {tmp_path / 'dbfile'} is a file, not a database folder." in out.stderr
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o555)
+    command = [str(BIN / "lancelot-index"), str(docs), str(closed)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: every folder is writable")
+        command = [setpriv, *WITHOUT_READ_OVERRIDE, *command]
+    out = subprocess.run(command, capture_output=True, text=True)
+    assert out.returncode == 1
+    assert f"Error: Cannot write in the database folder {closed}: Permission denied." in out.stderr
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -33,3 +33,10 @@ def test_blocks_keep_fences_whole_and_mark_headings():
         ("B", 2, False),
         ("text", 0, False),
     ]
+
+
+def test_front_matter_nested_too_deep_to_read_is_ignored_not_fatal():
+    deep = "---\ntitle: Deep\ntags: " + "[" * 2000 + "]" * 2000 + "\n---\n# Heading\n\nBody text.\n"
+    document = extract(deep, "deep.md")
+    assert document.title == "Heading"
+    assert [block.text for block in document.blocks] == ["Heading", "Body text."]

@@ -11,7 +11,7 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from lancelot_indexer import write
+from lancelot_indexer import lock
 from lancelot_indexer.errors import DatabaseError, LockedError
 from lancelot_indexer.pipeline import Options, build
 
@@ -97,8 +97,10 @@ def test_a_database_folder_named_like_a_url_is_a_local_folder(tmp_path, name):
 def test_a_second_indexer_is_refused_while_one_holds_the_lock(tmp_path):
     db = tmp_path / "db"
     docs = small_docs(tmp_path / "docs", files=2)
-    with write.locked(db), pytest.raises(LockedError, match="Another lancelot-index"):
-        build(docs, db)
+    progress: list[tuple[str, int, int]] = []
+    with lock.locked(db), pytest.raises(LockedError, match="Another lancelot-index"):
+        build(docs, db, on_progress=lambda *step: progress.append(step))
+    assert progress == []  # refused before reading a single document
 
 
 def test_ten_rebuilds_of_an_unchanged_folder_stay_under_three_times_one_build(tmp_path):

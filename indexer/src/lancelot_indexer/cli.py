@@ -8,7 +8,9 @@ what cost in requests.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import click
@@ -53,6 +55,32 @@ def summary(report: Report) -> str:
     return "\n".join(lines)
 
 
+STOPPED_BEFORE_WRITING = "Stopped before anything was written: the table was left as it was."
+STOPPED_WRITING = (
+    "Stopped while writing: Lance commits a table whole, so it is either as it was or completely replaced, "
+    "never half-written. Run lancelot-index again to be sure it is current."
+)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+def _folder(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+    # An empty argument (an unset "$DB" in a script) would otherwise mean the current folder.
+    if not value.strip():
+        raise click.BadParameter("is empty; name a folder (use . for the current one).")
+    return Path(value)
+
+
 def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None and (problem := layout.table_name_problem(value)):
         raise click.BadParameter(problem)
@@ -61,8 +89,8 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="lancelot-index")
-@click.argument("docs", type=click.Path(file_okay=False, path_type=Path))
-@click.argument("db", type=click.Path(path_type=Path))
+@click.argument("docs", type=click.Path(file_okay=False), callback=_folder)
+@click.argument("db", type=click.Path(), callback=_folder)
 @click.option(
     "--table", default=None, callback=_table_name, help="Table to replace [default: LANCEDB_TABLE, else documents]."
 )
@@ -114,6 +142,14 @@ def main(
     """
     # --embed logs retries through structlog directly: set it up at once then.
     log.configure("WARNING" if quiet else "INFO", now=embed)
+    # CI stops a job with SIGTERM: the same orderly stop as Ctrl-C (workers ended, a word on the table).
+    signal.signal(signal.SIGTERM, _stop)
+    writing = False
+
+    def started_writing() -> None:
+        nonlocal writing
+        writing = True
+
     try:
         resolved = settings.load(os.environ)
         for problem in resolved.warnings:
@@ -138,9 +174,12 @@ def main(
                     concurrency=embed_concurrency,
                     on_progress=on_progress,
                 )
-            report = build(docs, db, options, on_progress=on_progress, extension=extension)
+            report = build(docs, db, options, on_progress=on_progress, extension=extension, on_write=started_writing)
     except (IndexerError, stored.StoredSettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
+    except KeyboardInterrupt as stop:
+        click.echo(STOPPED_WRITING if writing else STOPPED_BEFORE_WRITING, err=True)
+        raise click.exceptions.Exit(128 + getattr(stop, "signum", signal.SIGINT)) from None
     if not quiet:
         click.echo(summary(report))
         if extension is not None and extension.report is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -86,6 +87,9 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
         document = parse(found, text)
     except _Unusable as exc:
         return str(exc)
+    except (RecursionError, MemoryError) as exc:
+        # A pathological file (markup nested thousands deep) costs that file, never the run.
+        return f"could not be parsed ({type(exc).__name__})"
     pieces = chunk(document.blocks, chunk_size)
     if not pieces:
         return "no text"
@@ -112,6 +116,14 @@ def _workers(files: int, requested: int | None) -> int:
     return min(os.cpu_count() or 1, 8)
 
 
+def _leave_stops_to_the_parent() -> None:
+    # Ctrl-C reaches the whole process group. A worker that died of it would print a traceback and be
+    # replaced by a fresh fork of a parent that may hold Lance by then; the parent stops the pool instead.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The pool ends its workers with SIGTERM: they die quietly, whatever handler the parent installed.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @contextmanager
 def _outcomes(
     found: list[Found], chunk_size: int, workers: int, meanwhile: Callable[[], object] | None
@@ -125,7 +137,7 @@ def _outcomes(
     # that already loaded Lance (its runtime threads are not fork-safe; a library caller, a test) gets
     # workers from a fresh forkserver process instead, which costs their imports.
     method = "forkserver" if "lance" in sys.modules else "fork"
-    with multiprocessing.get_context(method).Pool(workers) as pool:
+    with multiprocessing.get_context(method).Pool(workers, initializer=_leave_stops_to_the_parent) as pool:
         helper = threading.Thread(target=meanwhile, daemon=True) if meanwhile is not None else None
         outcomes = pool.imap(partial(read_document, chunk_size=chunk_size), found, chunksize=_BATCH)
         if helper is not None:

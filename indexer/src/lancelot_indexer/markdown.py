@@ -22,7 +22,7 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
         return None, text
     try:
         data = yaml.safe_load(match.group(1) or "")
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # RecursionError: nesting hundreds deep
         data = None
     title = data.get("title") if isinstance(data, dict) else None
     title_text = " ".join(str(title).split()) if isinstance(title, str | int | float) else ""

@@ -11,14 +11,15 @@ imported while the documents are read, so `--help` and usage errors never wait f
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from lancelot_indexer import __version__, log
+from lancelot_indexer import __version__, lock, log
 from lancelot_indexer.collect import ProgressCallback, collect
-from lancelot_indexer.errors import EmptyDocsError
+from lancelot_indexer.errors import DocsError, EmptyDocsError
 from lancelot_indexer.walk import Excluded, Skipped
 from lancelot_schema import layout
 
@@ -94,33 +95,47 @@ def build(
     *,
     on_progress: ProgressCallback | None = None,
     extension: Extension | None = None,
+    on_write: Callable[[], None] | None = None,
 ) -> Report:
-    """Index `docs` into table `options.table` of the database at `db`, replacing it atomically."""
+    """Index `docs` into table `options.table` of the database at `db`, replacing it atomically.
+
+    `on_write` is called just before the first change to the database (a stop before it changed nothing).
+    """
     options = options or Options()
     started = time.perf_counter()
-    collected = collect(
-        docs, options.chunk_size, on_progress, workers=options.workers, meanwhile=_load_writer, exclude=options.exclude
-    )
-    for refused in collected.skipped:
-        log.warning("skipped", path=refused.relative, reason=refused.reason)
-    used = {item.pattern for item in collected.excluded}
-    unmatched = [pattern for pattern in options.exclude if pattern not in used]
-    for pattern in unmatched:
-        log.warning("--exclude matched nothing", pattern=pattern)
-    if collected.documents == 0 and not options.allow_empty:
-        left_out = f"; {count_paths(len(collected.excluded))} left out by --exclude" if collected.excluded else ""
-        raise EmptyDocsError(
-            f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm{left_out}); the table was left as it "
-            "was. Pass --allow-empty to empty the table."
+    if not docs.is_dir():
+        raise DocsError(f"The documents folder {docs} does not exist or is not a folder.")
+    # Locked before reading: a second indexer stops at once, not after reading the whole folder.
+    with lock.locked(db):
+        collected = collect(
+            docs,
+            options.chunk_size,
+            on_progress,
+            workers=options.workers,
+            meanwhile=_load_writer,
+            exclude=options.exclude,
         )
-    from lancelot_indexer import write
+        for refused in collected.skipped:
+            log.warning("skipped", path=refused.relative, reason=refused.reason)
+        used = {item.pattern for item in collected.excluded}
+        unmatched = [pattern for pattern in options.exclude if pattern not in used]
+        for pattern in unmatched:
+            log.warning("--exclude matched nothing", pattern=pattern)
+        if collected.documents == 0 and not options.allow_empty:
+            left_out = f"; {count_paths(len(collected.excluded))} left out by --exclude" if collected.excluded else ""
+            raise EmptyDocsError(
+                f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm{left_out}); the table was left as "
+                "it was. Pass --allow-empty to empty the table."
+            )
+        from lancelot_indexer import write
 
-    stamp = metadata(options.chunk_size)
-    with write.locked(db):
+        stamp = metadata(options.chunk_size)
         rows = write.rows_table(collected.columns)
         if extension is not None:
             rows, extra = extension.extend(rows, write.open_table(db, options.table))
             stamp.update(extra)
+        if on_write is not None:
+            on_write()
         result = write.replace_table(
             db, options.table, rows, stamp, fts=options.fts, keep_versions=options.keep_versions
         )

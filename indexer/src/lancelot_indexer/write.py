@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -36,10 +35,9 @@ from typing import Any
 import lance
 import pyarrow as pa
 
-from lancelot_indexer.errors import DatabaseError, LockedError
+from lancelot_indexer.errors import DatabaseError
 from lancelot_schema import layout
 
-LOCK_FILE = ".lancelot-index.lock"
 # The name lancedb gives an index on `text`, so that `table.index_stats("text_idx")` finds it.
 INDEX_NAME = f"{layout.TEXT}_idx"
 # English stemming, lower-casing, ASCII folding, positions for phrase queries (lancedb's FTS options).
@@ -62,33 +60,6 @@ class WriteResult:
     fts: bool
     versions_removed: int
     temp_files_removed: int
-
-
-@contextlib.contextmanager
-def locked(db: Path) -> Iterator[None]:
-    """Hold the database's lock file; raise LockedError when another indexer holds it."""
-    try:
-        db.mkdir(parents=True, exist_ok=True)
-        handle = (db / LOCK_FILE).open("a+b")
-    except OSError as exc:
-        raise DatabaseError(f"Cannot create the database folder {db}: {exc.strerror}.") from exc
-    with handle:
-        try:
-            _lock(handle)
-        except OSError as exc:
-            raise LockedError(f"Another lancelot-index is writing to {db}; wait for it to finish.") from exc
-        yield
-
-
-def _lock(handle: Any) -> None:
-    if sys.platform == "win32":
-        import msvcrt
-
-        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
-    else:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def open_table(db: Path, name: str) -> lance.LanceDataset | None:
@@ -114,7 +85,7 @@ def replace_table(
     fts: bool = True,
     keep_versions: timedelta,
 ) -> WriteResult:
-    """Make table `name` hold exactly `data`, stamped with `metadata`. Call it under `locked(db)`."""
+    """Make table `name` hold exactly `data`, stamped with `metadata`. Call it under `lock.locked(db)`."""
     try:
         return _replace(db, name, data, metadata, fts=fts, keep_versions=keep_versions)
     except OSError as exc:

@@ -1,0 +1,84 @@
+"""Ctrl-C and SIGTERM: one line saying what became of the table, no traceback, workers gone, table intact."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lancedb
+import pytest
+
+from .conftest import write_big_text
+
+BIN = Path(sys.executable).parent
+
+
+def many_docs(root: Path, files: int = 200) -> Path:
+    root.mkdir()
+    for number in range(files):
+        write_big_text(root / f"page{number:03}.md", size=80 * 1024)
+    return root
+
+
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(child) for child in (task / "children").read_text().split()}
+    return found
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a reparented child may wait for a reaper that is not ours)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def start_and_stop(command: list, how: str) -> tuple[subprocess.CompletedProcess, set[int]]:
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while not (workers := children(process.pid)):  # reading has begun once the workers exist
+        assert process.poll() is None and time.monotonic() < deadline, "no worker ever started"
+        time.sleep(0.02)
+    time.sleep(0.2)
+    if how == "ctrl-c":
+        os.killpg(process.pid, signal.SIGINT)  # a terminal sends it to the whole group
+    else:
+        process.send_signal(signal.SIGTERM)  # CI stops the job's main process
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(command, process.returncode, out, err), workers
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="worker processes and /proc are Linux's")
+@pytest.mark.parametrize(("how", "status"), [("ctrl-c", 130), ("sigterm", 143)])
+def test_a_stop_while_reading_says_the_table_is_untouched_and_leaves_no_worker(tmp_path, how, status):
+    docs = many_docs(tmp_path / "docs")
+    db = tmp_path / "db"
+    (docs.parent / "first").mkdir()
+    (docs.parent / "first" / "only.md").write_text("The previous table.\n", encoding="utf-8")
+    subprocess.run([BIN / "lancelot-index", "-q", docs.parent / "first", db], check=True)
+    done, workers = start_and_stop([str(BIN / "lancelot-index"), str(docs), str(db)], how)
+    assert (done.returncode, done.stderr.strip()) == (
+        status,
+        "Stopped before anything was written: the table was left as it was.",
+    )
+    assert done.stdout == ""
+    assert not any(running(pid) for pid in workers), done.stderr
+    table = lancedb.connect(db).open_table("documents")
+    assert table.to_arrow()["text"].to_pylist() == ["The previous table."]
+
+
+def test_an_empty_folder_argument_is_a_usage_error(tmp_path):
+    for arguments in (["", str(tmp_path / "db")], [str(tmp_path), ""], [str(tmp_path), "  "]):
+        done = subprocess.run([BIN / "lancelot-index", *arguments], capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 2
+        assert "is empty; name a folder" in done.stderr
+    assert list(tmp_path.iterdir()) == []
