@@ -330,3 +330,17 @@ def test_substring_ignores_case_but_never_reads_a_pattern(lancelot_db, make_tool
         assert [hit["source"] for hit in tools.search(query, mode="text")["hits"]] == ["notes/odd.txt"], query
     for query in ("m.mbers", ".*", "memb[e]rs", "(?i)members", "mem^bers", "members|zzz"):
         assert tools.search(query, mode="text")["hits"] == [], query
+
+
+def test_a_database_folder_named_like_a_url_is_read_as_a_local_folder(lancelot_db, make_tools, tmp_path, monkeypatch):
+    import shutil
+
+    shutil.copytree(lancelot_db, tmp_path / "file:db")
+    monkeypatch.chdir(tmp_path)
+    reply = make_tools("file:db").search("hiss", mode="text")
+    assert reply["hits"]
+
+
+def test_a_url_is_refused_as_written_naming_what_is_wanted(make_tools):
+    with pytest.raises(DatabaseNotFound, match=r"LANCEDB_PATH s3://bucket/db is a URL; Lancelot reads a local"):
+        make_tools("s3://bucket/db").search("hiss")

@@ -7,6 +7,7 @@ use, not at import: it costs seconds, and `tools/list` must not wait for it.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -98,6 +99,9 @@ def damage(handle: Any) -> Damage:
     return Damage(tuple(missing), tuple(unindexed))
 
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
 def describe(schema: Any, text_column: str, table: str) -> Layout:
     """The layout of a table from its Arrow schema; a table without the text column cannot be searched."""
     names = tuple(schema.names)
@@ -144,6 +148,11 @@ class Store:
                 "No database is configured. Set LANCEDB_PATH to the folder that lancelot-index wrote "
                 "(or run lancelot-init)."
             )
+        if _URL.match(self.db_path):
+            raise DatabaseNotFound(
+                f"LANCEDB_PATH {self.db_path} is a URL; Lancelot reads a local database folder (on AWS Lambda, "
+                "a folder in the image or on EFS)."
+            )
         path = Path(self.db_path)
         if not path.exists():
             raise DatabaseNotFound(
@@ -152,7 +161,8 @@ class Store:
             )
         if not path.is_dir():
             raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
-        return self.db_path
+        # Absolute, so that lancedb never reads a folder named `file:db` or `memory:x` as a URL.
+        return str(path.absolute())
 
     def _connection(self) -> Any:
         # Checked on every call, not only the first: connecting to a missing local folder would

@@ -95,7 +95,8 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
             values[name], origins[name] = None, "unset"
     db_path = values["LANCEDB_PATH"]
     return Settings(
-        db_path=str(Path(db_path).expanduser()) if db_path else None,
+        # A URL stays as written (Path would fold s3:// into s3:/); the server says it wants a folder.
+        db_path=(db_path if "://" in db_path else str(Path(db_path).expanduser())) if db_path else None,
         table=values["LANCEDB_TABLE"] or DEFAULT_TABLE,
         text_column=values["LANCEDB_TEXT_COLUMN"] or DEFAULT_TEXT_COLUMN,
         api_key=values["OPENAI_API_KEY"],
