@@ -58,3 +58,19 @@ def test_title_is_the_title_element_else_the_first_h1_else_the_file_name():
 
 def test_malformed_markup_still_gives_its_text():
     assert texts("<h1>Open <b>bold</h1><p>one<div>two</p></span></i>") == ["Open bold", "one", "two"]
+
+
+def test_a_docbook_note_title_is_part_of_the_box_not_a_section_heading():
+    html = (
+        "<h2>Routine Vacuuming</h2><p>Before the box.</p>"
+        "<div class='note'><h3 class='title'>Note</h3><p>Inside the box.</p></div>"
+        "<p>After the box, still routine vacuuming.</p>"
+    )
+    blocks = extract(html, "routine.html").blocks
+    assert [(block.text, block.level) for block in blocks] == [
+        ("Routine Vacuuming", 2),
+        ("Before the box.", 0),
+        ("Note", 0),
+        ("Inside the box.", 0),
+        ("After the box, still routine vacuuming.", 0),
+    ]

@@ -14,6 +14,10 @@ REMOVED = ["script", "style", "noscript", "template", "svg"]
 # Site chrome, not the document: navigation (HTML's own, Sphinx's sidebars, DocBook's Prev/Up/Next bars,
 # whose neighbours' titles made false hits) and the "¶" permalinks Sphinx and MkDocs put in headings.
 NOT_CONTENT = "nav, [role=navigation], .navheader, .navfooter, a.headerlink"
+# DocBook titles its Note/Tip/Warning boxes with an h3: not a section, or every passage after the box
+# would sit under "> Note" until the next real heading. The title stays as a paragraph of the box.
+BOXES = ".note, .tip, .warning, .caution, .important"
+HEADINGS = "h1, h2, h3, h4, h5, h6"
 # fmt: off
 PARAGRAPH_ELEMENTS = [
     "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl",
@@ -69,6 +73,9 @@ def extract(html: str, file_name: str) -> Document:
     tree.strip_tags(REMOVED)
     for node in tree.css(NOT_CONTENT):
         node.decompose()
+    for box in tree.css(BOXES):
+        for heading in box.css(HEADINGS):
+            heading.unwrap()
     title = _first_text(tree, "title") or _first_text(tree, "h1") or file_name
     body = tree.body or tree.root
     if body is None:
