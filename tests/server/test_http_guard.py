@@ -1,6 +1,7 @@
 """The guard's rules at the ASGI level, including what a real HTTP server cannot send it (a lying body)."""
 
 import json
+import time
 
 import anyio
 import pytest
@@ -100,6 +101,26 @@ def test_loopback_hosts_with_the_port_pass(host):
 def test_an_origin_not_listed_is_403_and_a_listed_one_passes():
     assert call({"origin": "http://evil.example.com"})[0] == 403
     assert call({"origin": "https://app.example"})[0] == 200
+
+
+class TrickledBody(Body):
+    """A client that sends a chunk, then waits longer than the guard will."""
+
+    async def __call__(self):
+        if self.pulled:
+            await anyio.sleep(5)
+        return await super().__call__()
+
+
+def test_a_body_that_does_not_arrive_in_time_is_408_and_never_reaches_the_app(monkeypatch):
+    from lancelot_server import guard
+
+    monkeypatch.setattr(guard, "BODY_TIMEOUT_S", 0.2)
+    started = time.monotonic()
+    status, _, body, app, _ = call(body=TrickledBody([INIT[:10], INIT[10:]]))
+    assert status == 408 and b"did not arrive within" in body
+    assert app.bodies == []
+    assert time.monotonic() - started < 3
 
 
 APP = "https://app.example"

@@ -9,6 +9,7 @@ A small pure ASGI layer, so both transports apply exactly the same rules, in thi
     method other than POST               → 405, `Allow: POST`
     MCP-Protocol-Version not supported   → 400 (a missing header means 2025-03-26)
     body over 64 KB                      → 413, without reading more than 64 KB + one chunk
+    body not complete within 30 s        → 408 (a client holding connections open with a trickle)
     body not JSON                        → 400
 
 We do these ourselves rather than rely on the SDK: it answers a foreign Host with 421, turns its
@@ -25,10 +26,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY = 64 * 1024
+BODY_TIMEOUT_S = 30.0
 DEFAULT_PROTOCOL_VERSION = "2025-03-26"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -172,6 +175,16 @@ async def read_body(scope: Scope, receive: Receive) -> bytes:
     declared = _declared_length(scope)
     if declared is not None and declared > MAX_BODY:
         raise Refusal(413, INVALID_REQUEST, f"Payload too large: the limit is {MAX_BODY} bytes")
+    try:
+        with anyio.fail_after(BODY_TIMEOUT_S):
+            return await _read_chunks(receive)
+    except TimeoutError:
+        raise Refusal(
+            408, INVALID_REQUEST, f"Request timeout: the body did not arrive within {BODY_TIMEOUT_S:.0f} s"
+        ) from None
+
+
+async def _read_chunks(receive: Receive) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
