@@ -85,6 +85,19 @@ def test_a_name_that_is_not_utf8_is_skipped_with_a_printable_reason(tmp_path):
     ]
 
 
+def test_exclude_takes_a_leading_dot_slash_and_a_trailing_slash_for_folders_only(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.md").write_text("x", encoding="utf-8")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "draft.md").write_text("x", encoding="utf-8")
+    (tmp_path / "draft.md").write_text("x", encoding="utf-8")
+    items = list(walk(tmp_path, exclude=["./sub", "draft.md/"]))
+    assert [item.relative for item in items if isinstance(item, Found)] == ["draft.md", "notes/draft.md"]
+    assert [item for item in items if isinstance(item, Excluded)] == [Excluded("sub", "./sub")]
+    folders_only = [item.relative for item in walk(tmp_path, exclude=["sub/"]) if isinstance(item, Excluded)]
+    assert folders_only == ["sub"]
+
+
 def test_a_linked_folder_inside_the_root_is_followed(tmp_path):
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "a.md").write_text("x", encoding="utf-8")

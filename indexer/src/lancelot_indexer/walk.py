@@ -38,9 +38,21 @@ class Excluded:
     pattern: str
 
 
-def excluded_by(relative: str, name: str, patterns: Sequence[str]) -> str | None:
-    """The first pattern matching the path relative to DOCS or the bare name; `*` also crosses `/`."""
-    return next((p for p in patterns if fnmatchcase(relative, p) or fnmatchcase(name, p)), None)
+def excluded_by(relative: str, name: str, is_dir: bool, patterns: Sequence[str]) -> str | None:
+    """The first pattern matching the path relative to DOCS or the bare name; `*` also crosses `/`.
+
+    Written as people write them elsewhere: a leading `./` is ignored, and a trailing `/` (gitignore's
+    way of naming a folder) matches folders only.
+    """
+    for pattern in patterns:
+        glob = pattern.removeprefix("./")
+        if glob.endswith("/"):
+            if not is_dir:
+                continue
+            glob = glob.rstrip("/")
+        if fnmatchcase(relative, glob) or fnmatchcase(name, glob):
+            return pattern
+    return None
 
 
 def is_document(name: str) -> bool:
@@ -72,7 +84,7 @@ def _walk_dir(
         if entry.name.startswith("."):
             continue
         relative = prefix + entry.name
-        if exclude and (pattern := excluded_by(relative, entry.name, exclude)):
+        if exclude and (pattern := excluded_by(relative, entry.name, _is_dir(entry), exclude)):
             yield Excluded(relative, pattern)
             continue
         path = Path(entry.path)
