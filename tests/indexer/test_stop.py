@@ -40,17 +40,19 @@ def running(pid: int) -> bool:
     return state != "Z"
 
 
-def start_and_stop(command: list, how: str) -> tuple[subprocess.CompletedProcess, set[int]]:
+def start_and_stop(command: list, how: str, settle: float = 0.2) -> tuple[subprocess.CompletedProcess, set[int]]:
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     deadline = time.monotonic() + 60
     while not (workers := children(process.pid)):  # reading has begun once the workers exist
         assert process.poll() is None and time.monotonic() < deadline, "no worker ever started"
-        time.sleep(0.02)
-    time.sleep(0.2)
+        time.sleep(0.002)
+    time.sleep(settle)
     if how == "ctrl-c":
         os.killpg(process.pid, signal.SIGINT)  # a terminal sends it to the whole group
+    elif how == "sigkill":
+        process.kill()
     else:
         process.send_signal(signal.SIGTERM)  # CI stops the job's main process
     out, err = process.communicate(timeout=60)
@@ -82,3 +84,27 @@ def test_an_empty_folder_argument_is_a_usage_error(tmp_path):
         assert done.returncode == 2
         assert "is empty; name a folder" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="worker processes and /proc are Linux's")
+def test_workers_die_with_a_killed_indexer_and_the_next_run_is_not_locked_out(tmp_path):
+    docs = many_docs(tmp_path / "docs")
+    db = tmp_path / "db"
+    done, workers = start_and_stop([str(BIN / "lancelot-index"), str(docs), str(db)], "sigkill")
+    assert done.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 10
+    while any(running(pid) for pid in workers):
+        assert time.monotonic() < deadline, "a worker outlived its indexer"
+        time.sleep(0.05)
+    again = subprocess.run([BIN / "lancelot-index", "-q", docs, db], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_stop_the_moment_the_workers_start_still_ends_them_all(tmp_path):
+    docs = many_docs(tmp_path / "docs")
+    for attempt in range(5):
+        db = tmp_path / f"db{attempt}"
+        done, workers = start_and_stop([str(BIN / "lancelot-index"), str(docs), str(db)], "sigterm", settle=0.0)
+        assert done.returncode == 143, done.stderr
+        assert "Traceback" not in done.stderr and "Fatal" not in done.stderr
+        assert not any(running(pid) for pid in workers)

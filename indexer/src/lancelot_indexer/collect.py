@@ -9,6 +9,8 @@ forked worker processes (results come back in walk order, so the table does not 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import multiprocessing
 import os
@@ -20,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from lancelot_indexer.chunk import Document, chunk, paragraphs
 from lancelot_indexer.decode import CP1252, BinaryError, decode
@@ -116,12 +119,42 @@ def _workers(files: int, requested: int | None) -> int:
     return min(os.cpu_count() or 1, 8)
 
 
-def _leave_stops_to_the_parent() -> None:
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+_PR_SET_PDEATHSIG = 1
+
+
+def _leave_stops_to_the_parent(parent: int | None) -> None:
     # Ctrl-C reaches the whole process group. A worker that died of it would print a traceback and be
     # replaced by a fresh fork of a parent that may hold Lance by then; the parent stops the pool instead.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The pool ends its workers with SIGTERM: they die quietly, whatever handler the parent installed.
+    # The pool ends its workers with SIGTERM: they die quietly, whatever handler the parent installed,
+    # and SIGTERM comes through (the parent blocks it while it forks us; the mask is inherited).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+    # A parent that dies without ending the pool must not leave us waiting for work forever, holding
+    # its lock file open (the next run would find the database locked).
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)  # the parent died before prctl took effect
+
+
+@contextmanager
+def _pool(method: str, workers: int) -> Iterator[Any]:
+    """A pool whose construction a stop cannot interrupt halfway (its forked workers would be orphans)."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        context = multiprocessing.get_context(method)
+        # Forked workers know their parent; a forkserver's are its children, and die with it.
+        parent = os.getpid() if method == "fork" else None
+        pool = context.Pool(workers, initializer=_leave_stops_to_the_parent, initargs=(parent,))
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        raise
+    with pool:
+        # A stop that came meanwhile is raised here, where leaving the `with` ends the workers.
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        yield pool
 
 
 @contextmanager
@@ -137,14 +170,18 @@ def _outcomes(
     # that already loaded Lance (its runtime threads are not fork-safe; a library caller, a test) gets
     # workers from a fresh forkserver process instead, which costs their imports.
     method = "forkserver" if "lance" in sys.modules else "fork"
-    with multiprocessing.get_context(method).Pool(workers, initializer=_leave_stops_to_the_parent) as pool:
+    with _pool(method, workers) as pool:
         helper = threading.Thread(target=meanwhile, daemon=True) if meanwhile is not None else None
         outcomes = pool.imap(partial(read_document, chunk_size=chunk_size), found, chunksize=_BATCH)
         if helper is not None:
             helper.start()
-        yield outcomes
-        if helper is not None:
-            helper.join()
+        try:
+            yield outcomes
+        finally:
+            # Also when stopped (Ctrl-C): an interpreter that exits while this thread is halfway through
+            # importing pyarrow and Lance aborts ("Fatal Python error: PyGILState_Release").
+            if helper is not None:
+                helper.join()
 
 
 def collect(
