@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -179,7 +180,10 @@ def main(
         raise click.ClickException(str(exc)) from exc
     except KeyboardInterrupt as stop:
         click.echo(STOPPED_WRITING if writing else STOPPED_BEFORE_WRITING, err=True)
-        raise click.exceptions.Exit(128 + getattr(stop, "signum", signal.SIGINT)) from None
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # At once: the interpreter's own shutdown would wait on the worker pool's threads (see collect._pool).
+        os._exit(128 + getattr(stop, "signum", signal.SIGINT))
     if not quiet:
         click.echo(summary(report))
         if extension is not None and extension.report is not None:

@@ -151,10 +151,18 @@ def _pool(method: str, workers: int) -> Iterator[Any]:
     except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         raise
-    with pool:
-        # A stop that came meanwhile is raised here, where leaving the `with` ends the workers.
+    try:
+        # A stop that came meanwhile is raised here.
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         yield pool
+    except KeyboardInterrupt:
+        # No Pool.terminate on a stop: it can wait for good on its result thread when a worker was cut off
+        # halfway through sending. The caller leaves the process at once; the workers die with it.
+        raise
+    except BaseException:
+        pool.terminate()
+        raise
+    pool.terminate()
 
 
 @contextmanager
