@@ -40,6 +40,16 @@ def running(pid: int) -> bool:
     return state != "Z"
 
 
+def all_ended(workers: set[int], within: float = 10.0) -> bool:
+    """Whether every worker is gone within `within` s (they die with the indexer, a moment after it)."""
+    deadline = time.monotonic() + within
+    while any(running(pid) for pid in workers):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def start_and_stop(command: list, how: str, settle: float = 0.2) -> tuple[subprocess.CompletedProcess, set[int]]:
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -73,7 +83,7 @@ def test_a_stop_while_reading_says_the_table_is_untouched_and_leaves_no_worker(t
         "Stopped before anything was written: the table was left as it was.",
     )
     assert done.stdout == ""
-    assert not any(running(pid) for pid in workers), done.stderr
+    assert all_ended(workers), done.stderr
     table = lancedb.connect(db).open_table("documents")
     assert table.to_arrow()["text"].to_pylist() == ["The previous table."]
 
@@ -92,10 +102,7 @@ def test_workers_die_with_a_killed_indexer_and_the_next_run_is_not_locked_out(tm
     db = tmp_path / "db"
     done, workers = start_and_stop([str(BIN / "lancelot-index"), str(docs), str(db)], "sigkill")
     assert done.returncode == -signal.SIGKILL
-    deadline = time.monotonic() + 10
-    while any(running(pid) for pid in workers):
-        assert time.monotonic() < deadline, "a worker outlived its indexer"
-        time.sleep(0.05)
+    assert all_ended(workers), "a worker outlived its indexer"
     again = subprocess.run([BIN / "lancelot-index", "-q", docs, db], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
 
@@ -107,4 +114,4 @@ def test_a_stop_the_moment_the_workers_start_still_ends_them_all(tmp_path):
         done, workers = start_and_stop([str(BIN / "lancelot-index"), str(docs), str(db)], "sigterm", settle=0.0)
         assert done.returncode == 143, done.stderr
         assert "Traceback" not in done.stderr and "Fatal" not in done.stderr
-        assert not any(running(pid) for pid in workers)
+        assert all_ended(workers)
