@@ -18,17 +18,12 @@ import click
 
 from lancelot_indexer import __version__, log
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, Report, build, count_paths
+from lancelot_indexer.pipeline import Options, Report, build, count
 from lancelot_indexer.progress import bar
 from lancelot_schema import layout, settings, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.vectors import EmbedReport
-
-
-def count(number: int, noun: str) -> str:
-    """`1 chunk`, `2 chunks`: the summary's nouns all take a plain -s."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def embed_summary(report: EmbedReport) -> str:
@@ -48,7 +43,7 @@ def summary(report: Report) -> str:
     if report.windows_1252:
         lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(report.windows_1252)}")
     if report.excluded:
-        lines.append(f"Left out by --exclude: {count_paths(len(report.excluded))}.")
+        lines.append(f"Left out by --exclude: {count(len(report.excluded), 'path')}.")
     lines.extend(f"--exclude {pattern!r} matched nothing." for pattern in report.unmatched_exclude)
     if report.skipped:
         lines.append(f"Skipped {len(report.skipped)}:")

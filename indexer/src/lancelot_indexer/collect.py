@@ -192,6 +192,11 @@ def _outcomes(
                 helper.join()
 
 
+def require_folder(docs: Path) -> None:
+    if not docs.is_dir():
+        raise DocsError(f"The documents folder {docs} does not exist or is not a folder.")
+
+
 def collect(
     docs: Path,
     chunk_size: int,
@@ -207,8 +212,7 @@ def collect(
     `meanwhile` is called once, in a thread while the workers read, or first when there are none.
     `exclude`: patterns of paths (relative to `docs`) or names to leave out, see `walk.excluded_by`.
     """
-    if not docs.is_dir():
-        raise DocsError(f"The documents folder {docs} does not exist or is not a folder.")
+    require_folder(docs)
     items = list(walk(docs, exclude))
     found = [item for item in items if isinstance(item, Found)]
     skipped = [item for item in items if isinstance(item, Skipped)]

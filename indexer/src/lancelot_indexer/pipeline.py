@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from lancelot_indexer import __version__, lock, log
-from lancelot_indexer.collect import ProgressCallback, collect
-from lancelot_indexer.errors import DocsError, EmptyDocsError
+from lancelot_indexer.collect import ProgressCallback, collect, require_folder
+from lancelot_indexer.errors import EmptyDocsError
 from lancelot_indexer.walk import Excluded, Skipped
 from lancelot_schema import layout
 
@@ -75,8 +75,9 @@ def _load_writer() -> None:
     import lancelot_indexer.write  # noqa: F401
 
 
-def count_paths(number: int) -> str:
-    return "1 path" if number == 1 else f"{number} paths"
+def count(number: int, noun: str) -> str:
+    """`1 chunk`, `2 chunks`: every noun in the indexer's messages takes a plain -s."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def metadata(chunk_size: int) -> dict[str, str]:
@@ -103,8 +104,7 @@ def build(
     """
     options = options or Options()
     started = time.perf_counter()
-    if not docs.is_dir():
-        raise DocsError(f"The documents folder {docs} does not exist or is not a folder.")
+    require_folder(docs)
     # Locked before reading: a second indexer stops at once, not after reading the whole folder.
     with lock.locked(db):
         collected = collect(
@@ -122,7 +122,7 @@ def build(
         for pattern in unmatched:
             log.warning("--exclude matched nothing", pattern=pattern)
         if collected.documents == 0 and not options.allow_empty:
-            left_out = f"; {count_paths(len(collected.excluded))} left out by --exclude" if collected.excluded else ""
+            left_out = f"; {count(len(collected.excluded), 'path')} left out by --exclude" if collected.excluded else ""
             raise EmptyDocsError(
                 f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm{left_out}); the table was left as "
                 "it was. Pass --allow-empty to empty the table."
