@@ -7,6 +7,7 @@ import json
 import pytest
 from tests.server.conftest import endpoint_tools
 
+from lancelot_schema import layout
 from lancelot_schema.settings import resolve
 from lancelot_server.errors import DatabaseNotFound, InvalidRequest, TableLayoutError, TableNotFound
 from lancelot_server.store import Store
@@ -284,7 +285,7 @@ def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     table = status["table"]
     assert table["name"] == "documents" and table["exists"] is True
     assert table["rows"] >= 4 and table["fullTextIndex"] is True
-    assert table["columns"] == ["id", "path", "title", "heading", "text", "text_hash"]
+    assert table["columns"] == list(layout.INDEXER_COLUMNS)
     assert (table["textColumn"], table["titleColumn"], table["sourceColumns"]) == ("text", "title", ["path"])
     assert (table["vectorColumn"], table["vectorWidth"]) == (None, None)
     assert table["metadata"]["chunk_size"] == "1200" and "indexed_at" in table["metadata"]

@@ -17,11 +17,17 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
 
 @dataclass(frozen=True)
 class Block:
-    """A paragraph, a heading (`level` 1–6) or a block to keep whole (`whole`)."""
+    """A paragraph, a heading (`level` 1–6) or a block to keep whole (`whole`).
+
+    `lines`: the first and last line (from 1) of the block in its source file, where the format has lines
+    to point at; `anchor`: the `id` of the nearest element that starts at or before it (HTML).
+    """
 
     text: str
     level: int = 0
     whole: bool = False
+    lines: tuple[int, int] | None = None
+    anchor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,9 @@ class Document:
 class Chunk:
     text: str
     heading: str
+    line_start: int | None = None  # first and last line of the chunk's text in the source file
+    line_end: int | None = None
+    anchor: str | None = None  # the anchor of the block the chunk starts in
 
 
 def paragraphs(text: str) -> list[Block]:

@@ -37,14 +37,17 @@ ProgressCallback = Callable[[str, int, int], None]
 POOL_MIN_FILES = 64
 _BATCH = 8  # files per task sent to a worker
 
-# A document's rows as (id, title, heading, text, text_hash), with its encoding; or why it was skipped.
-Rows = list[tuple[str, str, str, str, str]]
+# A document's rows in layout.INDEXER_COLUMNS order but `path` (the same for all), with its encoding;
+# or why it was skipped.
+Row = tuple[str, str, str, str, str, int, int | None, int | None, str | None]
+Rows = list[Row]
+_ROW_COLUMNS = tuple(name for name in layout.INDEXER_COLUMNS if name != layout.PATH)
 Outcome = tuple[str, Rows] | str
 
 
 @dataclass(frozen=True)
 class Collected:
-    columns: dict[str, list[str]]  # layout.INDEXER_COLUMNS, one entry per chunk
+    columns: dict[str, list[Any]]  # layout.INDEXER_COLUMNS, one entry per chunk
     documents: int
     skipped: list[Skipped]
     windows_1252: list[str]
@@ -104,6 +107,10 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
             piece.heading,
             piece.text,
             hashlib.sha256(piece.text.encode("utf-8")).hexdigest(),
+            number,
+            piece.line_start,
+            piece.line_end,
+            piece.anchor,
         )
         for number, piece in enumerate(pieces)
     ]
@@ -217,12 +224,9 @@ def collect(
     found = [item for item in items if isinstance(item, Found)]
     skipped = [item for item in items if isinstance(item, Skipped)]
     excluded = [item for item in items if isinstance(item, Excluded)]
-    ids: list[str] = []
-    paths: list[str] = []
-    titles: list[str] = []
-    headings: list[str] = []
-    texts: list[str] = []
-    hashes: list[str] = []
+    columns: dict[str, list[Any]] = {name: [] for name in layout.INDEXER_COLUMNS}
+    paths = columns[layout.PATH]
+    by_row = [columns[name] for name in _ROW_COLUMNS]
     windows_1252: list[str] = []
     documents = 0
     with _outcomes(found, chunk_size, _workers(len(found), workers), meanwhile) as outcomes:
@@ -235,16 +239,8 @@ def collect(
                 if encoding == CP1252:
                     windows_1252.append(item.relative)
                 paths.extend([item.relative] * len(rows))
-                for column, values in zip((ids, titles, headings, texts, hashes), zip(*rows, strict=True), strict=True):
+                for column, values in zip(by_row, zip(*rows, strict=True), strict=True):
                     column.extend(values)
             if on_progress is not None:
                 on_progress("read", done, len(found))
-    columns = {
-        layout.ID: ids,
-        layout.PATH: paths,
-        layout.TITLE: titles,
-        layout.HEADING: headings,
-        layout.TEXT: texts,
-        layout.TEXT_HASH: hashes,
-    }
     return Collected(columns, documents, skipped, windows_1252, excluded)

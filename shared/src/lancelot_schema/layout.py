@@ -30,9 +30,18 @@ TITLE = "title"
 HEADING = "heading"
 TEXT = "text"
 TEXT_HASH = "text_hash"
+# Layout 2: where a passage sits in its document and its source file (null where a format has no such thing).
+PASSAGE = "passage"  # int32: the passage's number in its document, from 0 (the N of its id `path#N`)
+LINE_START = "line_start"  # int32: first line of the passage in the source file, from 1 (Markdown, text)
+LINE_END = "line_end"  # int32: last line of the passage in the source file
+ANCHOR = "anchor"  # the `id` of the nearest HTML element that starts at or before the passage
 VECTOR = "vector"
 
-INDEXER_COLUMNS: tuple[str, ...] = (ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH)
+INDEXER_COLUMNS: tuple[str, ...] = (ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, LINE_START, LINE_END, ANCHOR)
+# The indexer's columns that hold 32-bit integers; every other one of INDEXER_COLUMNS holds text.
+INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, LINE_START, LINE_END)
+# Columns the indexer builds a scalar (B-tree) index on: reading a document filters on them.
+SCALAR_INDEXED_COLUMNS: tuple[str, ...] = (PATH, PASSAGE)
 
 # Where a hit's source comes from: the first of these columns that is non-empty. The first two are
 # what AnythingLLM writes; `path` is ours.
@@ -41,8 +50,9 @@ SOURCE_COLUMNS: tuple[str, ...] = ("chunkSource", "docSource", PATH)
 # Column names that hold embeddings in the layouts we read.
 VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
 
-# Bumped when the meaning of a column or metadata key changes.
-LAYOUT_VERSION = "1"
+# Bumped when the meaning of a column or metadata key changes. 2: passage, line_start, line_end, anchor,
+# scalar indexes on path and passage, and the link template. The server reads layout 1 too.
+LAYOUT_VERSION = "2"
 
 # Keys stamped into the table's schema metadata by the indexer (bytes keys, as Arrow stores them).
 META_LAYOUT_VERSION = "lancelot.layout_version"
@@ -52,6 +62,7 @@ META_INDEXED_AT = "lancelot.indexed_at"
 META_EMBEDDING_MODEL = "lancelot.embedding_model"
 META_VECTOR_WIDTH = "lancelot.vector_width"
 META_EMBEDDING_HOST = "lancelot.embedding_host"
+META_LINK_TEMPLATE = "lancelot.link_template"
 
 METADATA_KEYS: tuple[str, ...] = (
     META_LAYOUT_VERSION,
@@ -61,12 +72,21 @@ METADATA_KEYS: tuple[str, ...] = (
     META_EMBEDDING_MODEL,
     META_VECTOR_WIDTH,
     META_EMBEDDING_HOST,
+    META_LINK_TEMPLATE,
 )
 
 
 def chunk_id(relative_path: str, number: int) -> str:
     """The id of a chunk: its document's relative path and its 0-based chunk number."""
     return f"{relative_path}#{number}"
+
+
+def passage_number(chunk_id: str) -> int | None:
+    """The N of an id `path#N` written by lancelot-index, or None when `chunk_id` is not one."""
+    _, sep, number = chunk_id.rpartition("#")
+    if not sep or not number.isascii() or not number.isdigit() or len(number) > 9:
+        return None
+    return int(number)
 
 
 def decode_metadata(raw: dict[bytes, bytes] | None) -> dict[str, str]:
