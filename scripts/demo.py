@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -52,12 +53,20 @@ async def search(db: Path, questions: list[str]) -> None:
     async with Client(server) as client:
         tools = [tool.name for tool in (await client.list_tools()).tools]
         print(f"tools: {', '.join(tools)}")
+        first_hit: dict[str, Any] | None = None
         for question in questions:
             result = await client.call_tool("lancedb_search", {"query": question, "limit": 3})
             if result.is_error:
                 print(f"\n? {question}\n  error: {result.content[0].text}")
             else:
                 show(result.structured_content or {})
+                first_hit = first_hit or next(iter((result.structured_content or {}).get("hits", [])), None)
+        if first_hit is not None and first_hit.get("id"):
+            # What an assistant does next: read on around the best hit, within a budget.
+            arguments = {"id": first_hit["id"], "before": 0, "after": 1, "budget": 1500}
+            print(f"\n$ lancedb_read {json.dumps(arguments)}")
+            reading = await client.call_tool("lancedb_read", arguments)
+            print(textwrap.indent(reading.content[0].text.strip(), "  "))
 
 
 def main() -> None:

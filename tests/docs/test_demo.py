@@ -29,15 +29,19 @@ def test_the_demo_indexes_the_sample_folder_and_finds_answers_through_the_server
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     out = done.stdout
-    assert "tools: lancedb_search, lancedb_query, lancedb_status, lancedb_version" in out
-    # One answer block per sample question, each with the hit a person would expect first.
-    blocks = out.split("\n? ")[1:]
+    assert "tools: lancedb_search, lancedb_query, lancedb_read, lancedb_status, lancedb_version" in out
+    # One answer block per sample question, each with the hit a person would expect first, then a read.
+    searches, reading = out.split("\n$ lancedb_read ")
+    blocks = searches.split("\n? ")[1:]
     assert [block.splitlines()[0] for block in blocks] == [
         "how often should I oil the chain",
         "when is the workshop open on Saturday",
         "vulcanis",
     ]
     chain, hours, patch = blocks
+    # Then it reads on from the first answer's best hit: that passage and the next, with their lines.
+    assert reading.startswith('{"id": "guide/chain-care.txt#'), reading
+    assert "## Passage " in reading and "Source: guide/chain-care.txt" in reading
     assert re.search(r"^  1\. .*\[guide/chain-care\.txt\]", chain, re.MULTILINE), chain
     assert re.search(r"^  1\. Opening hours and policies  \[hours\.html", hours, re.MULTILINE), hours
     assert "1 hit, text (substring) search" in patch

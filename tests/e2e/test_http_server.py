@@ -194,7 +194,7 @@ def test_an_unsupported_protocol_version_is_400(server):
 def test_without_a_protocol_version_header_the_request_is_served_as_2025_03_26(server):
     answer = post(server, rpc("tools/list"))
     assert answer.status_code == 200
-    assert len(answer.json()["result"]["tools"]) == 4
+    assert len(answer.json()["result"]["tools"]) == 5
 
 
 @pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
@@ -226,7 +226,7 @@ async def four_tools(url, mode):
 def test_the_sdk_client_calls_all_four_tools(server, database, mode, negotiated):
     version, names, search, query, status, versions = anyio.run(four_tools, server.url, mode)
     assert version == negotiated
-    assert names == {"lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"}
+    assert names == {"lancedb_search", "lancedb_query", "lancedb_read", "lancedb_status", "lancedb_version"}
     assert not any(result.is_error for result in (search, query, status, versions))
     assert search.structured_content["hits"][0]["id"] == "guide/puncture.md#3"
     assert "Chain care" in query.content[0].text

@@ -21,7 +21,7 @@ def test_all_four_tools_answer_over_stdio(lancelot_db):
         return names, search, query, status, version
 
     names, search, query, status, version = serve(lancelot_db, session)
-    assert names == ["lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"]
+    assert names == ["lancedb_search", "lancedb_query", "lancedb_read", "lancedb_status", "lancedb_version"]
     assert search.structured_content["hits"][0]["source"] == "guide/puncture.md"
     assert search.structured_content["textMatch"] == "bm25"
     assert "## 1. Fixing a puncture" in query.content[0].text and "Source: guide/puncture.md" in query.content[0].text

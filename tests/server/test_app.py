@@ -12,7 +12,7 @@ from mcp import Client
 from lancelot_schema.settings import resolve
 from lancelot_server.app import build_server
 
-TOOLS = ("lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version")
+TOOLS = ("lancedb_search", "lancedb_query", "lancedb_read", "lancedb_status", "lancedb_version")
 
 
 def session(db, calls, **environ):

@@ -99,7 +99,7 @@ def test_initialize_answers_one_json_object_without_a_session(lambda_env):
 def test_tools_list_names_the_four_tools(lambda_env):
     response = lambda_handler.handler(event(rpc("tools/list"), version="2025-11-25"), None)
     names = {tool["name"] for tool in answer(response)["result"]["tools"]}
-    assert names == {"lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"}
+    assert names == {"lancedb_search", "lancedb_query", "lancedb_read", "lancedb_status", "lancedb_version"}
 
 
 def test_each_tool_answers(lambda_env, database):
@@ -136,7 +136,7 @@ def test_a_2026_client_discovers_and_calls_without_a_handshake(lambda_env):
 def test_a_base64_body_is_decoded(lambda_env):
     response = lambda_handler.handler(event(rpc("tools/list"), encode=True), None)
     assert response["statusCode"] == 200
-    assert len(answer(response)["result"]["tools"]) == 4
+    assert len(answer(response)["result"]["tools"]) == 5
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE"])

@@ -42,9 +42,29 @@ def test_chunks_past_the_budget_are_left_out_whole_and_counted():
 
 
 def test_one_chunk_left_out_is_singular():
-    assert render(reply([hit(0, "x" * 2_000)]), 1_000).endswith(
+    assert render(reply([hit(0, "short"), hit(1, "x" * 2_000)]), 1_000).endswith(
         "_1 more chunk left out to stay within the 1,000-character budget._\n"
     )
+
+
+def test_a_first_chunk_longer_than_the_budget_is_cut_at_a_word_and_names_the_id_that_reads_it_whole():
+    words = " ".join(f"word{number}" for number in range(300))  # 2,389 characters
+    block = render(reply([hit(0, words), hit(1, "second")]), 500)
+    assert len(block) <= 500
+    shown = block.split("Score: 1.0\n\n")[1].split(" […]")[0]
+    assert len(shown) > 80 and words.startswith(shown + " ")  # a whole number of words
+    assert "[…] (cut to fit; lancedb_read with id doc.md#0 reads it whole)" in block
+    assert "second" not in block and block.endswith(
+        "_1 more chunk left out to stay within the 500-character budget._\n"
+    )
+
+
+def test_locators_and_links_are_shown_for_citing():
+    located = hit(0, "Text.", lines=[3, 9], url="https://docs.example.com/doc.html#L3")
+    block = render(reply([located, hit(1, "More.", source="page.html", anchor="intro", title="A [b]")]), 12_000)
+    assert "## 1. [Doc](https://docs.example.com/doc.html#L3)\n" in block
+    assert "Source: doc.md, lines 3–9\n" in block and "Id: doc.md#0\n" in block
+    assert "## 2. A [b]\n" in block and "Source: page.html#intro\n" in block
 
 
 def test_the_smallest_budget_holds_even_with_the_longest_query_and_note():

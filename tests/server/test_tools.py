@@ -25,7 +25,9 @@ def test_text_search_uses_the_full_text_index(lancelot_db, make_tools):
     assert top["id"].startswith("guide/puncture.md#")
     assert "hiss of escaping air" in top["text"]
     assert top["score"] > 0
-    assert set(top) == {"id", "title", "source", "heading", "text", "score", "metadata"}
+    # Layout 2 locates the passage: its number and (Markdown) its lines; no link template, so no url.
+    assert set(top) == {"id", "title", "source", "heading", "text", "score", "metadata", "passage", "lines"}
+    assert top["id"] == f"guide/puncture.md#{top['passage']}"
     assert "text_hash" in top["metadata"] and "path" not in top["metadata"]
 
 

@@ -20,7 +20,7 @@ from lancelot_indexer import __version__, log
 from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, Report, build, count
 from lancelot_indexer.progress import bar
-from lancelot_schema import layout, settings, stored
+from lancelot_schema import layout, links, settings, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.vectors import EmbedReport
@@ -77,6 +77,12 @@ def _folder(ctx: click.Context, param: click.Parameter, value: str) -> Path:
     return Path(value)
 
 
+def _link(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and (problem := links.template_problem(value)):
+        raise click.BadParameter(problem)
+    return value
+
+
 def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None and (problem := layout.table_name_problem(value)):
         raise click.BadParameter(problem)
@@ -104,6 +110,13 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     help="Leave out files and folders whose path under DOCS, or name, matches GLOB (repeatable), "
     "e.g. --exclude _sources --exclude 'genindex*.html'.",
 )
+@click.option(
+    "--link",
+    metavar="TEMPLATE",
+    callback=_link,
+    help="Give every passage a link: a URL with {path}, {stem}, and after '#' {anchor}, {line} or {line_end}, "
+    "e.g. 'https://docs.example.com/{path}#{anchor}'.",
+)
 @click.option("--no-fts", is_flag=True, help="Do not build the full-text (BM25) index.")
 @click.option("--allow-empty", is_flag=True, help="Empty the table when DOCS has no documents.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary; warnings still go to stderr.")
@@ -126,6 +139,7 @@ def main(
     table: str | None,
     chunk_size: int,
     exclude: tuple[str, ...],
+    link: str | None,
     no_fts: bool,
     allow_empty: bool,
     quiet: bool,
@@ -155,7 +169,12 @@ def main(
             if mistake := layout.table_name_problem(table):
                 raise click.ClickException(f"LANCEDB_TABLE {mistake}")
         options = Options(
-            table=table, chunk_size=chunk_size, fts=not no_fts, allow_empty=allow_empty, exclude=tuple(exclude)
+            table=table,
+            chunk_size=chunk_size,
+            fts=not no_fts,
+            allow_empty=allow_empty,
+            exclude=tuple(exclude),
+            link=link,
         )
         with bar(not quiet) as on_progress:
             extension = None

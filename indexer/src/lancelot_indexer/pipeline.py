@@ -42,6 +42,7 @@ class Options:
     keep_versions: timedelta = DEFAULT_KEEP_VERSIONS
     workers: int | None = None  # processes reading documents; None: one per core for large folders
     exclude: tuple[str, ...] = ()  # patterns of paths or names to leave out (walk.excluded_by)
+    link: str | None = None  # a link template (lancelot_schema.links), stamped for the server to fill in
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,16 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def metadata(chunk_size: int) -> dict[str, str]:
-    return {
+def metadata(chunk_size: int, link: str | None = None) -> dict[str, str]:
+    stamp = {
         layout.META_LAYOUT_VERSION: layout.LAYOUT_VERSION,
         layout.META_INDEXER_VERSION: __version__,
         layout.META_CHUNK_SIZE: str(chunk_size),
         layout.META_INDEXED_AT: datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if link is not None:
+        stamp[layout.META_LINK_TEMPLATE] = link
+    return stamp
 
 
 def build(
@@ -129,7 +133,7 @@ def build(
             )
         from lancelot_indexer import write
 
-        stamp = metadata(options.chunk_size)
+        stamp = metadata(options.chunk_size, options.link)
         rows = write.rows_table(collected.columns)
         if extension is not None:
             rows, extra = extension.extend(rows, write.open_table(db, options.table))

@@ -12,7 +12,7 @@ import io
 import json
 import os
 from collections.abc import Callable
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 import structlog
@@ -23,15 +23,29 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp.types import (
+    CallToolResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, Field, ValidationError
 
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__
+from lancelot_server import __version__, resources
 from lancelot_server.errors import LancelotError
+from lancelot_server.read import MAX_AROUND, Reading, ReadReply
 from lancelot_server.replies import Mode, SearchReply, StatusReply, VersionReply
 from lancelot_server.stdio import ScrubbedLines
 from lancelot_server.store import Store
@@ -48,13 +62,17 @@ from lancelot_server.tools import (
 )
 
 log = structlog.get_logger("lancelot.server")
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "Lancelot searches a folder of documents indexed into LanceDB. Use lancedb_search for JSON hits with "
     "sources and scores, lancedb_query for a Markdown block of passages that fits a character budget, "
-    "lancedb_status to see what is indexed and which search types can run, lancedb_version for versions. "
-    "All tools are read-only."
+    "lancedb_read to read on from a hit (its neighbouring passages, or the whole document in budgeted "
+    "parts), lancedb_status to see what is indexed and which search types can run, lancedb_version for "
+    "versions. Each document is also a resource (lancelot://TABLE/SOURCE). All tools are read-only."
 )
+# Longest id or source a read accepts: a path of 4,096 bytes (PATH_MAX) and a passage number.
+MAX_ADDRESS = 4200
 
 Query = Annotated[
     str, Field(min_length=1, max_length=MAX_QUERY, description="What to search for: words or a question.")
@@ -79,6 +97,45 @@ QueryLimit = Annotated[
 ]
 
 
+PassageId = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=MAX_ADDRESS,
+        description="A hit's id, as lancedb_search returns it: read that passage and the passages around it.",
+    ),
+]
+Source = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=MAX_ADDRESS,
+        description="A document's source, as a hit's `source`: read the document from its start (or from `from`).",
+    ),
+]
+Before = Annotated[
+    int | None, Field(ge=0, le=MAX_AROUND, description="With id: passages before it to include (default 1).")
+]
+After = Annotated[
+    int | None, Field(ge=0, le=MAX_AROUND, description="With id: passages after it to include (default 2).")
+]
+From = Annotated[
+    int | None,
+    Field(
+        alias="from",
+        ge=0,
+        description="With source: the passage number to start at, as a reply's `next` gives it (default 0).",
+    ),
+]
+Offset = Annotated[
+    int | None,
+    Field(ge=0, description="With from: characters into that passage to start at, to go on after a cut passage."),
+]
+ReadBudget = Annotated[
+    int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Maximum characters of the reply's Markdown text.")
+]
+
+
 def _annotations(title: str) -> ToolAnnotations:
     return ToolAnnotations(
         title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -100,6 +157,9 @@ def _answer(tool: str, produce: Callable[[], Any], *, as_json: bool) -> CallTool
         log.exception("tool failed", tool=tool)
         message = f"{tool} failed unexpectedly ({type(exc).__name__}: {exc}). The server log on stderr has details."
         return _refusal(message)
+    if isinstance(value, Reading):
+        # The Markdown is what an assistant reads; the same passages are the structured content.
+        return CallToolResult(content=[TextContent(type="text", text=value.text)], structured_content=value.reply)
     if not as_json:
         return CallToolResult(content=[TextContent(type="text", text=value)])
     text = json.dumps(value, ensure_ascii=False)
@@ -137,6 +197,47 @@ def _tools(tools: Tools) -> list[Tool]:
         """
         return _answer("lancedb_query", lambda: tools.query(query, mode, limit, table, path, budget), as_json=False)
 
+    def lancedb_read(**arguments: Any) -> Annotated[CallToolResult, ReadReply]:
+        """Read on from a hit: with `id`, that passage and its neighbours; with `source`, the document from its start.
+
+        Returns Markdown within `budget` characters (and the same passages as structured content): the document's
+        title and source, its number of passages, then passages in document order, each with its number, heading and
+        text (and lines, anchor and link where the table has them). When the budget or the document ends the reply,
+        it says so, and `next` holds the exact arguments that continue (`source`, `from`, and `offset` after a
+        passage cut to fit); following them walks a document with every passage exactly once.
+        """
+        return _answer(
+            "lancedb_read",
+            lambda: tools.read(
+                id=arguments.get("id"),
+                source=arguments.get("source"),
+                table=arguments.get("table"),
+                before=arguments.get("before"),
+                after=arguments.get("after"),
+                start=arguments.get("from"),
+                offset=arguments.get("offset"),
+                budget=arguments.get("budget", DEFAULT_BUDGET),
+            ),
+            as_json=True,
+        )
+
+    # `from` is the argument's name on the wire and a Python keyword: the signature is declared by hand, with
+    # `from_` aliased to `from` (the SDK passes arguments by their aliases, which **arguments takes).
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    lancedb_read.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("id", keyword, default=None, annotation=PassageId),
+            inspect.Parameter("source", keyword, default=None, annotation=Source),
+            inspect.Parameter("table", keyword, default=None, annotation=TableName),
+            inspect.Parameter("before", keyword, default=None, annotation=Before),
+            inspect.Parameter("after", keyword, default=None, annotation=After),
+            inspect.Parameter("from_", keyword, default=None, annotation=From),
+            inspect.Parameter("offset", keyword, default=None, annotation=Offset),
+            inspect.Parameter("budget", keyword, default=DEFAULT_BUDGET, annotation=ReadBudget),
+        ],
+        return_annotation=Annotated[CallToolResult, ReadReply],
+    )
+
     def lancedb_status() -> Annotated[CallToolResult, StatusReply]:
         """The database and table being served: rows, columns, full-text index, vectors, and which searches can run."""
         return _answer("lancedb_status", tools.status, as_json=True)
@@ -148,6 +249,7 @@ def _tools(tools: Tools) -> list[Tool]:
     titles: dict[Callable[..., Any], str] = {
         lancedb_search: "Search documents",
         lancedb_query: "Search documents as Markdown",
+        lancedb_read: "Read a document",
         lancedb_status: "Database status",
         lancedb_version: "Versions",
     }
@@ -219,8 +321,9 @@ class ArgumentCheck:
 
 def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
     """The MCP server over `store` (by default one for `settings.db_path`; pass one to reuse a connection)."""
-    tools = _tools(Tools(store or Store(settings.db_path), settings, protocol_versions=KNOWN_PROTOCOL_VERSIONS))
-    return MCPServer(
+    bodies = Tools(store or Store(settings.db_path), settings, protocol_versions=KNOWN_PROTOCOL_VERSIONS)
+    tools = _tools(bodies)
+    server = MCPServer(
         name="lancelot",
         title="Lancelot",
         version=__version__,
@@ -229,6 +332,53 @@ def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
         log_level="WARNING",
         middleware=[ArgumentCheck(tools)],
     )
+    _publish_documents(server, resources.Resources(bodies))
+    return server
+
+
+def _publish_documents(server: MCPServer, documents: resources.Resources) -> None:
+    """Documents as resources: listed in pages (MCPServer's own listing has no cursor), read by URI."""
+
+    async def list_documents(ctx: Any, params: PaginatedRequestParams) -> ListResourcesResult:
+        items, cursor = await _resource_call("resources/list", lambda: documents.page(params.cursor))
+        listed = [
+            Resource(uri=item.uri, name=item.source, title=item.title, mime_type=resources.MIME_TYPE) for item in items
+        ]
+        return ListResourcesResult(resources=listed, next_cursor=cursor)
+
+    async def list_templates(ctx: Any, params: PaginatedRequestParams) -> ListResourceTemplatesResult:
+        template = ResourceTemplate(
+            uri_template=resources.TEMPLATE,
+            name="document",
+            title="Document",
+            description="A document of a table, by its source (a hit's `source`); ?from=N reads on from passage N.",
+            mime_type=resources.MIME_TYPE,
+        )
+        return ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read_document(ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:
+        text = await _resource_call("resources/read", lambda: documents.read(params.uri))
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=params.uri, text=text, mime_type=resources.MIME_TYPE)]
+        )
+
+    lowlevel = server._lowlevel_server  # MCPServer has no public way to replace a handler
+    lowlevel.add_request_handler("resources/list", PaginatedRequestParams, list_documents)
+    lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, list_templates)
+    lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, read_document)
+
+
+async def _resource_call(method: str, produce: Callable[[], T]) -> T:
+    """Run a resource request's work off the event loop; a `LancelotError` becomes an invalid-params error."""
+    try:
+        return await anyio.to_thread.run_sync(produce)
+    except LancelotError as exc:
+        log.info("resource request refused", method=method, reason=str(exc))
+        raise MCPError(code=INVALID_PARAMS, message=str(exc)) from exc
+    except Exception as exc:
+        log.exception("resource request failed", method=method)
+        message = f"{method} failed unexpectedly ({type(exc).__name__}). The server log on stderr has details."
+        raise MCPError(code=INTERNAL_ERROR, message=message) from exc
 
 
 def serve_stdio(server: MCPServer) -> None:

@@ -1,8 +1,10 @@
 """The `lancedb_query` reply: one Markdown block that fits a character budget.
 
-A header (mode, search type, query, any note), then one section per chunk in rank order. A chunk whose
-section would take the block past the budget is left out whole, never cut, and the block ends by
-saying how many were left out. The block never exceeds the budget.
+A header (mode, search type, query, any note), then one section per chunk in rank order, each with its
+source (line range or anchor), id and score, and its title linked when the table has a link template. A
+chunk whose section would take the block past the budget is left out whole, and the block ends by saying
+how many were left out; only the first chunk, when even it does not fit, is shown cut at a word, with a
+mark naming the `lancedb_read` id that reads it whole. The block never exceeds the budget.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ NOTE_SHOWN = 150
 TABLE_SHOWN = 60
 
 
-def _one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
@@ -27,27 +29,67 @@ def header(reply: SearchReply) -> str:
     if "textMatch" in reply:
         search += f" ({reply['textMatch']})"
     lines = [
-        f"# Search results from `{_one_line(reply['table'], TABLE_SHOWN)}`",
+        f"# Search results from `{one_line(reply['table'], TABLE_SHOWN)}`",
         "",
         f"- mode: {reply['mode']}",
         f"- search type: {search}",
-        f"- query: {_one_line(reply['query'], QUERY_SHOWN)}",
+        f"- query: {one_line(reply['query'], QUERY_SHOWN)}",
     ]
     if "note" in reply:
-        lines.append(f"- note: {_one_line(reply['note'], NOTE_SHOWN)}")
+        lines.append(f"- note: {one_line(reply['note'], NOTE_SHOWN)}")
     return "\n".join(lines) + "\n"
 
 
-def section(number: int, hit: Hit) -> str:
-    title = hit["title"] or hit["source"] or hit["id"] or f"Result {number}"
-    lines = [f"## {number}. {_one_line(title, 200)}", ""]
+# At least this much of the first chunk's text must fit for it to be shown cut rather than left out.
+MIN_CUT = 80
+
+
+def _title(number: int, hit: Hit) -> str:
+    title = one_line(hit["title"] or hit["source"] or hit["id"] or f"Result {number}", 200)
+    if "url" not in hit:
+        return title
+    # Brackets would end the link text early; a URL holds no spaces or parentheses unencoded by then.
+    label = title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return f"[{label}]({hit['url'].replace('(', '%28').replace(')', '%29')})"
+
+
+def _where(hit: Hit) -> str:
+    where = hit["source"] or ""
+    if "lines" in hit:
+        first, last = hit["lines"]
+        where += f", line {first}" if first == last else f", lines {first}–{last}"
+    elif "anchor" in hit:
+        where += f"#{hit['anchor']}"
+    return where
+
+
+def section(number: int, hit: Hit, text: str | None = None, *, cut: bool = False) -> str:
+    """The chunk's section; `text` (a cut piece) in place of its text, with the mark when `cut`."""
+    lines = [f"## {number}. {_title(number, hit)}", ""]
     if hit["source"]:
-        lines.append(f"Source: {hit['source']}")
+        lines.append(f"Source: {_where(hit)}")
     if hit["heading"]:
-        lines.append(f"Section: {_one_line(hit['heading'], 200)}")
+        lines.append(f"Section: {one_line(hit['heading'], 200)}")
+    if hit["id"]:
+        lines.append(f"Id: {hit['id']}")
     lines.append(f"Score: {hit['score']}")
-    lines += ["", hit["text"].strip()]
+    lines += ["", (hit["text"].strip() if text is None else text) + (_cut_mark(hit) if cut else "")]
     return "\n" + "\n".join(lines) + "\n"
+
+
+def _cut_mark(hit: Hit) -> str:
+    return f" […] (cut to fit; lancedb_read with id {hit['id']} reads it whole)" if hit["id"] else " […] (cut to fit)"
+
+
+def _cut_section(number: int, hit: Hit, room: int) -> str | None:
+    """The section with its text cut at a word to fit `room` characters, or None when too little would show."""
+    text = hit["text"].strip()
+    space = room - len(section(number, hit, "", cut=True))
+    if space < MIN_CUT:
+        return None
+    end = max(text.rfind(" ", 0, space), text.rfind("\n", 0, space))
+    piece = text[: end if end > 0 else space].rstrip()
+    return section(number, hit, piece, cut=True)
 
 
 def left_out(count: int, budget: int) -> str:
@@ -63,12 +105,16 @@ def render(reply: SearchReply, budget: int) -> str:
     omitted = 0
     # Room for the closing line is kept back, so it always fits (its length grows with the count's digits).
     reserve = len(left_out(len(reply["hits"]), budget))
+    shown = 0
     for number, hit in enumerate(reply["hits"], start=1):
-        part = section(number, hit)
-        if len(block) + len(part) + reserve <= budget:
-            block += part
-        else:
+        part: str | None = section(number, hit)
+        if len(block) + len(part or "") + reserve > budget:
+            part = _cut_section(number, hit, budget - len(block) - reserve) if not shown else None
+        if part is None:
             omitted += 1
+        else:
+            block += part
+            shown += 1
     if omitted:
         block += left_out(omitted, budget)
     return block

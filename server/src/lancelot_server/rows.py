@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import math
 from datetime import date, datetime, time
-from typing import Any
+from typing import Any, NotRequired, cast
 
 from typing_extensions import TypedDict
 
+from lancelot_schema import layout, links
 from lancelot_server.store import Layout
 
 HEADER_OPEN = "<document_metadata>"
+# Layout 2's locator columns: shown as a hit's own fields, not repeated in its metadata.
+LOCATOR_COLUMNS = frozenset((layout.PASSAGE, layout.LINE_START, layout.LINE_END, layout.ANCHOR))
 HEADER_CLOSE = "</document_metadata>"
 
 
@@ -26,6 +29,19 @@ class Hit(TypedDict):
     text: str
     score: float
     metadata: dict[str, Any]
+    passage: NotRequired[int]  # the passage's number in its document (layout 2)
+    lines: NotRequired[list[int]]  # its first and last line in the source file
+    anchor: NotRequired[str]  # the HTML id at or before it (`page.html#anchor`)
+    url: NotRequired[str]  # where it is published, from the table's link template
+
+
+class Locators(TypedDict, total=False):
+    """Where a passage sits: what a hit and a read passage carry beside their text, when the table knows it."""
+
+    passage: int
+    lines: list[int]
+    anchor: str
+    url: str
 
 
 def split_header(text: str) -> tuple[str, dict[str, str]]:
@@ -67,25 +83,56 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+def locators(row: dict[str, Any], table_layout: Layout, source: str | None) -> Locators:
+    """The row's passage number, line range, anchor and (with a link template) URL, each only when known."""
+    found = Locators()
+    number = row.get(table_layout.passage) if table_layout.passage else None
+    if isinstance(number, int):
+        found["passage"] = number
+    start = row.get(table_layout.line_start) if table_layout.line_start else None
+    end = row.get(table_layout.line_end) if table_layout.line_end else None
+    if isinstance(start, int):
+        found["lines"] = [start, end if isinstance(end, int) else start]
+    anchor = _text(row.get(table_layout.anchor)) if table_layout.anchor else None
+    if anchor:
+        found["anchor"] = anchor
+    template = table_layout.link_template
+    if template and source:
+        lines = found.get("lines")
+        found["url"] = links.link(
+            template, source, anchor=anchor, line=lines[0] if lines else None, line_end=lines[1] if lines else None
+        )
+    return found
+
+
 def to_hit(row: dict[str, Any], table_layout: Layout, score: float) -> Hit:
     """One hit from one row (a column → value mapping, as `pyarrow.Table.to_pylist` gives)."""
     text, header = split_header(str(row.get(table_layout.text) or ""))
     source_column = next((name for name in table_layout.sources if _text(row.get(name))), None)
-    shown = {table_layout.text, table_layout.id, table_layout.title, table_layout.heading, source_column}
+    shown = {
+        table_layout.text,
+        table_layout.id,
+        table_layout.title,
+        table_layout.heading,
+        source_column,
+        *LOCATOR_COLUMNS,
+    }
     metadata = {
         name: json_value(value) for name, value in row.items() if name not in shown and not name.startswith("_")
     }
     for key, value in header.items():
         metadata.setdefault(key, value)
-    return Hit(
+    source = _text(row.get(source_column)) if source_column else None
+    hit = Hit(
         id=_text(row.get(table_layout.id)) if table_layout.id else None,
         title=_text(row.get(table_layout.title)) if table_layout.title else None,
-        source=_text(row.get(source_column)) if source_column else None,
+        source=source,
         heading=_text(row.get(table_layout.heading)) if table_layout.heading else None,
         text=text,
         score=round(float(score), 6) if math.isfinite(score) else 0.0,
         metadata=metadata,
     )
+    return cast(Hit, {**hit, **locators(row, table_layout, source)})
 
 
 def source_of(row: dict[str, Any], table_layout: Layout) -> str | None:

@@ -89,7 +89,7 @@ def vector(table: Any, table_layout: Layout, embedding: list[float], limit: int,
     return _ranked(fetch, "_distance", limit, prefix, table_layout)
 
 
-def _source_array(batch: Any, table_layout: Layout) -> Any:
+def source_array(batch: Any, table_layout: Layout) -> Any:
     """Per row, the first non-blank source column, as `rows.source_of` picks it (null when none)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -102,7 +102,7 @@ def _source_array(batch: Any, table_layout: Layout) -> Any:
     return result
 
 
-def _batches(table: Any, columns: list[str]) -> Iterator[Any]:
+def batches(table: Any, columns: list[str]) -> Iterator[Any]:
     reader = table.search().select(columns).limit(None).to_batches(batch_size=SCAN_BATCH_ROWS)
     yield from reader
 
@@ -119,7 +119,7 @@ def substring(table: Any, table_layout: Layout, query: str, limit: int, prefix: 
         return []
     best: list[Any] = []
     offset = 0
-    for batch in _batches(table, table_layout.readable):
+    for batch in batches(table, table_layout.readable):
         chosen = _best_in_batch(batch, table_layout, words, limit, prefix, offset)
         if chosen is not None:
             best.append(chosen)
@@ -146,7 +146,7 @@ def _best_in_batch(
     found = pc.fill_null(found, 0)
     keep = pc.greater(found, 0)
     if prefix is not None:
-        keep = pc.and_(keep, pc.fill_null(pc.starts_with(_source_array(batch, table_layout), prefix), False))
+        keep = pc.and_(keep, pc.fill_null(pc.starts_with(source_array(batch, table_layout), prefix), False))
     rows = pc.indices_nonzero(keep)
     if len(rows) == 0:
         return None

@@ -35,6 +35,16 @@ class Layout:
     sources: tuple[str, ...]
     vectors: dict[str, int] = field(default_factory=dict)
     stamped: dict[str, str] = field(default_factory=dict)
+    # Layout 2's locators (None in older tables and other tools' tables).
+    passage: str | None = None
+    line_start: str | None = None
+    line_end: str | None = None
+    anchor: str | None = None
+
+    @property
+    def link_template(self) -> str | None:
+        """The `lancelot-index --link` template the table was stamped with, if any."""
+        return self.stamped.get("link_template") or None
 
     @property
     def vector(self) -> str | None:
@@ -127,7 +137,15 @@ def describe(schema: Any, text_column: str, table: str) -> Layout:
         sources=tuple(name for name in layout.SOURCE_COLUMNS if name in names),
         vectors=_vector_widths(schema),
         stamped=layout.decode_metadata(schema.metadata),
+        passage=_present(layout.PASSAGE, names),
+        line_start=_present(layout.LINE_START, names),
+        line_end=_present(layout.LINE_END, names),
+        anchor=_present(layout.ANCHOR, names),
     )
+
+
+def _present(column: str, names: tuple[str, ...]) -> str | None:
+    return column if column in names else None
 
 
 class Store:

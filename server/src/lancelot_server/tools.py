@@ -6,14 +6,15 @@
 from __future__ import annotations
 
 import platform
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 from typing import Any, cast, get_args
 
 import structlog
 
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, markdown, search
+from lancelot_server import __version__, documents, markdown, read, search
 from lancelot_server.embed import Embedder, endpoint_host
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable
 from lancelot_server.fusion import reciprocal_rank_fusion
@@ -57,6 +58,11 @@ def _check(query: str, mode: str, limit: int) -> None:
         raise InvalidRequest(f"limit must be between {MIN_LIMIT} and {MAX_LIMIT}; got {limit}.")
 
 
+def _check_budget(budget: int) -> None:
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise InvalidRequest(f"budget must be between {MIN_BUDGET:,} and {MAX_BUDGET:,} characters; got {budget}.")
+
+
 class Tools:
     """What the server answers, bound to one store and one set of settings."""
 
@@ -82,17 +88,8 @@ class Tools:
         name = table or self.settings.table
         handle = self.store.table(name)
         table_layout = describe(handle.schema, self.settings.text_column, name)
-        try:
+        with self._naming_damage(handle, name):
             hits, search_type, text_match, note = self._run(handle, table_layout, query, mode, limit, path or None)
-        except LancelotError:
-            raise
-        except Exception as exc:
-            # Lance reports a missing file as a bare RuntimeError mid-query; name the damage when it is that.
-            found = damage(handle)
-            if not found.missing:
-                raise
-            log.warning("table damaged", table=name, missing=list(found.missing))
-            raise self.store.unreadable(name, found) from exc
         reply: dict[str, Any] = {"query": query, "mode": mode, "searchType": search_type}
         if text_match is not None:
             reply["textMatch"] = text_match
@@ -101,6 +98,20 @@ class Tools:
         reply["table"], reply["count"], reply["hits"] = name, len(hits), hits
         log.debug("search", table=name, mode=mode, search_type=search_type, text_match=text_match, count=len(hits))
         return cast(SearchReply, reply)
+
+    @contextmanager
+    def _naming_damage(self, handle: Any, name: str) -> Iterator[None]:
+        """Lance reports a missing file as a bare RuntimeError mid-query; name the damage when it is that."""
+        try:
+            yield
+        except LancelotError:
+            raise
+        except Exception as exc:
+            found = damage(handle)
+            if not found.missing:
+                raise
+            log.warning("table damaged", table=name, missing=list(found.missing))
+            raise self.store.unreadable(name, found) from exc
 
     def _run(self, handle: Any, table_layout: Layout, query: str, mode: str, limit: int, path: str | None) -> Outcome:
         """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why.
@@ -190,9 +201,34 @@ class Tools:
         path: str | None = None,
         budget: int = DEFAULT_BUDGET,
     ) -> str:
-        if not MIN_BUDGET <= budget <= MAX_BUDGET:
-            raise InvalidRequest(f"budget must be between {MIN_BUDGET:,} and {MAX_BUDGET:,} characters; got {budget}.")
+        _check_budget(budget)
         return markdown.render(self.search(query, mode, limit, table, path), budget)
+
+    # lancedb_read --------------------------------------------------------------------------------
+    def read(
+        self,
+        id: str | None = None,
+        source: str | None = None,
+        table: str | None = None,
+        before: int | None = None,
+        after: int | None = None,
+        start: int | None = None,
+        offset: int | None = None,
+        budget: int = DEFAULT_BUDGET,
+    ) -> read.Reading:
+        """A passage and its neighbours (`id`), or a document from passage `start` on (`source`)."""
+        read.check_arguments(id, source, before, after, start, offset)
+        _check_budget(budget)
+        name = table or self.settings.table
+        handle = self.store.table(name)
+        table_layout = describe(handle.schema, self.settings.text_column, name)
+        with self._naming_damage(handle, name):
+            document, number = documents.find(handle, table_layout, name, source=source, id=id)
+            if number is not None:
+                before = read.DEFAULT_BEFORE if before is None else before
+                after = read.DEFAULT_AFTER if after is None else after
+                return read.around(document, number, before, after, budget, table)
+            return read.onward(document, start or 0, offset or 0, budget, table)
 
     # lancedb_status ------------------------------------------------------------------------------
     def status(self) -> StatusReply:
