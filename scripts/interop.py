@@ -4,7 +4,8 @@
 
 Indexes examples/docs into a throwaway database, then over stdio and over `lancelot --http` (legacy,
 auto and modern protocol eras): lists the tools with `--strict` (schema portability problems fail it),
-and calls each tool, checking what comes back. Exits 1 naming every check that failed.
+calls each tool, lists the document resources and their template and reads one, checking what comes
+back. Exits 1 naming every check that failed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-TOOLS = ["lancedb_search", "lancedb_query", "lancedb_status", "lancedb_version"]
+TOOLS = ["lancedb_search", "lancedb_query", "lancedb_read", "lancedb_status", "lancedb_version"]
+DOCUMENTS = ["README.md", "guide/chain-care.txt", "guide/puncture.md", "hours.html"]
 ERAS = ["legacy", "auto", "modern"]
 
 Check = Callable[[dict[str, Any]], bool]
@@ -40,6 +42,11 @@ CALLS: list[tuple[str, dict[str, Any], Check]] = [
         lambda r: json.loads(_text(r))["hits"][0]["id"] == "guide/chain-care.txt#0",
     ),
     ("lancedb_query", {"query": "opening hours", "limit": 2}, lambda r: "Opening hours" in _text(r)),
+    (
+        "lancedb_read",
+        {"id": "guide/puncture.md#3", "before": 1, "after": 0},
+        lambda r: [p["number"] for p in r["structuredContent"]["passages"]] == [2, 3] and "## Passage 3" in _text(r),
+    ),
     ("lancedb_status", {}, lambda r: json.loads(_text(r))["table"]["rows"] == 9),
     ("lancedb_version", {}, lambda r: "lancelot" in json.loads(_text(r))),
 ]
@@ -79,7 +86,27 @@ def exercise(inspector: Inspector, target: list[str], label: str, *era: str) -> 
             passed = False
         if not passed:
             failures.append(f"{label}: {tool} {arguments} exited {status}: {str(answer)[:300]} {err}")
+    failures += _resources(inspector, target, label, *era)
     print(f"interop: {label}: {'ok' if not failures else 'FAILED'}")
+    return failures
+
+
+def _resources(inspector: Inspector, target: list[str], label: str, *era: str) -> list[str]:
+    """The documents listed as resources, the template, and one document read by its URI."""
+    failures = []
+    status, answer, err = inspector.run(target, *era, "--method", "resources/list")
+    names = [item.get("name") for item in (answer or {}).get("result", {}).get("resources", [])]
+    if status != 0 or names != DOCUMENTS:
+        failures.append(f"{label}: resources/list exited {status} with {names}: {err}")
+    status, answer, err = inspector.run(target, *era, "--method", "resources/templates/list")
+    templates = [item.get("uriTemplate") for item in (answer or {}).get("result", {}).get("resourceTemplates", [])]
+    if status != 0 or templates != ["lancelot://{table}/{+source}"]:
+        failures.append(f"{label}: resources/templates/list exited {status} with {templates}: {err}")
+    uri = "lancelot://documents/guide/puncture.md"
+    status, answer, err = inspector.run(target, *era, "--method", "resources/read", "--uri", uri)
+    contents = (answer or {}).get("result", {}).get("contents", [{}])
+    if status != 0 or not str(contents[0].get("text", "")).startswith("# Fixing a puncture"):
+        failures.append(f"{label}: resources/read {uri} exited {status}: {str(answer)[:300]} {err}")
     return failures
 
 
@@ -126,7 +153,8 @@ def main() -> None:
     if failures:
         print("\n".join(failures), file=sys.stderr)
         raise SystemExit(1)
-    print(f"interop: the MCP Inspector CLI listed and called all {len(TOOLS)} tools over stdio and HTTP")
+    done = f"listed and called all {len(TOOLS)} tools and read the resources over stdio and HTTP"
+    print(f"interop: the MCP Inspector CLI {done}")
 
 
 if __name__ == "__main__":

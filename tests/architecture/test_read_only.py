@@ -6,11 +6,13 @@ The import contract (pyproject: "The server never imports the indexer") keeps th
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
 from pathlib import Path
 
 import pytest
+from mcp.shared.exceptions import MCPError
 from tests.e2e.stdio_server import call, serve
 from tests.server import corpus
 
@@ -68,6 +70,18 @@ def test_the_scan_finds_write_calls(tmp_path):
     ]  # fmt: skip
 
 
+# Reads by id and by source, in range and not, and hostile ones: each runs against every table.
+READS = [
+    {"id": "guide/puncture.md#1"},
+    {"id": "00000000-0000-0000-0000-000000000002"},
+    {"source": "guide/puncture.md", "from": 1, "budget": 500},
+    {"source": "localfiles/chain.md"},
+    {"source": "../../etc/passwd"},
+    {"id": "x' OR 1=1 --#0"},
+    {"source": "%"},
+]
+
+
 def fingerprint(folder: Path) -> dict[str, str]:
     """Every file and folder under `folder`, with its content hash (folders: "dir")."""
     prints = {}
@@ -82,7 +96,7 @@ def fingerprint(folder: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_no_database_file_changes_while_every_tool_runs_in_every_mode(tmp_path, embedding_server):
+def test_no_database_file_changes_while_every_tool_and_resource_runs_in_every_mode(tmp_path, embedding_server):
     from tests.support.fake_vectors import hashed_vector
 
     docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
@@ -101,6 +115,14 @@ def test_no_database_file_changes_while_every_tool_runs_in_every_mode(tmp_path, 
                     arguments = {"query": "chain 'oil' %_\\", "mode": mode, "table": table}
                     results.append(await call(client, tool, arguments))
                     results.append(await call(client, tool, {**arguments, "path": "guide/"}))
+            for arguments in READS:
+                results.append(await call(client, "lancedb_read", {**arguments, "table": table}))
+        listing = await client.list_resources()
+        for resource in listing.resources:
+            await client.read_resource(resource.uri)
+        for uri in ("lancelot://documents/../x", "lancelot://workspace/localfiles/chain.md", "lancelot://nope/a"):
+            with contextlib.suppress(MCPError):
+                await client.read_resource(uri)
         return results
 
     results = serve(
@@ -112,4 +134,5 @@ def test_no_database_file_changes_while_every_tool_runs_in_every_mode(tmp_path, 
     )
     search_types = {r.structured_content.get("searchType") for r in results if r.structured_content}
     assert {"vector", "hybrid"} <= search_types, "vector and hybrid search ran against the embedded table"
+    assert sum(1 for r in results if r.structured_content and "passages" in r.structured_content) >= 8, "reads ran"
     assert fingerprint(db) == before

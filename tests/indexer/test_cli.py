@@ -206,3 +206,28 @@ def test_a_bad_lancedb_table_setting_exits_1_naming_it(docs, tmp_path):
     assert result.exit_code == 1
     assert "LANCEDB_TABLE" in result.stderr and "'two words'" in result.stderr
     assert not (tmp_path / "db").exists()
+
+
+def test_a_link_template_is_stamped_kept_on_an_unchanged_rebuild_and_removed_when_dropped(docs, tmp_path):
+    db = tmp_path / "db"
+    template = "https://docs.example.com/{path}#{anchor}"
+
+    def stamped():
+        raw = lancedb.connect(db).open_table("documents").schema.metadata or {}
+        return raw.get(b"lancelot.link_template", b"").decode()
+
+    assert CliRunner().invoke(main, ["--link", template, str(docs), str(db)]).exit_code == 0
+    assert stamped() == template
+    other = "https://github.com/o/r/blob/main/{path}#L{line}"
+    assert CliRunner().invoke(main, ["--link", other, str(docs), str(db)]).exit_code == 0
+    assert stamped() == other
+    assert CliRunner().invoke(main, [str(docs), str(db)]).exit_code == 0
+    assert stamped() == ""
+
+
+def test_a_link_template_that_cannot_work_is_a_usage_error_and_nothing_is_written(docs, tmp_path):
+    for template in ("https://x/{page}", "https://x/{anchor}#", "https://x/{path"):
+        result = CliRunner().invoke(main, ["--link", template, str(docs), str(tmp_path / "db")])
+        assert result.exit_code == 2, result.output
+        assert "--link" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "db").exists()

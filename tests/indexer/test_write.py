@@ -151,3 +151,46 @@ def test_rebuilds_that_change_everything_stay_bounded_while_a_reader_searches(tm
     assert searches > 10
     assert size_of(db) < 3 * one_build
     assert {row["text"].split("edition ")[-1][:2] for row in snapshot(db) if "edition" in row["text"]} == {"10"}
+
+
+def test_a_layout_1_table_is_brought_to_layout_2_by_a_merge_with_locators_and_indexes(tmp_path):
+    import lance
+
+    docs, db = small_docs(tmp_path / "docs", files=5), tmp_path / "db"
+    build(docs, db)
+    current = snapshot(db)
+    # The same rows as the indexer of layout 1 wrote them: no passage numbers, locators or B-tree indexes.
+    old = (
+        lancedb.connect(db)
+        .open_table("documents")
+        .to_arrow()
+        .select(["id", "path", "title", "heading", "text", "text_hash"])
+    )
+    old = old.replace_schema_metadata({"lancelot.layout_version": "1", "lancelot.chunk_size": "1200"})
+    lance.write_dataset(old, str(db / "documents.lance"), mode="overwrite")
+    assert build(docs, db).strategy == "merge"
+    table = lancedb.connect(db).open_table("documents")
+    assert snapshot(db) == current  # every row has its passage number and lines again
+    assert all(row["passage"] is not None and row["line_start"] is not None for row in current)
+    assert {tuple(index.columns) for index in table.list_indices()} >= {("path",), ("passage",), ("text",)}
+    assert (table.schema.metadata or {})[b"lancelot.layout_version"] == b"2"
+
+
+def test_an_unchanged_rebuild_rewrites_no_row_even_where_locators_are_null(tmp_path):
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    docs.mkdir()
+    (docs / "page.html").write_text("<title>P</title><p>No id anywhere on this page.</p>", encoding="utf-8")
+    (docs / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+
+    def data_files():
+        dataset = lancedb.connect(db).open_table("documents").to_lance()
+        return sorted(file.path for fragment in dataset.get_fragments() for file in fragment.metadata.files)
+
+    build(docs, db)
+    before = data_files()
+    build(docs, db)
+    # Null anchors and lines compare equal to themselves: the merge updates no row, so no data file is new.
+    assert data_files() == before
+    (docs / "a.md").write_text("# A\n\nOther text.\n", encoding="utf-8")
+    build(docs, db)
+    assert data_files() != before

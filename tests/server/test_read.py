@@ -205,3 +205,37 @@ def test_a_budget_too_small_for_a_long_source_name_says_what_would_fit(tmp_path,
     with pytest.raises(InvalidRequest, match=r"budget=500 is too small for .*Pass a budget of at least"):
         make_tools(tmp_path / "db").read(source=name, budget=500)
     assert make_tools(tmp_path / "db").read(source=name, budget=2_000).reply["passages"][0]["text"] == "Some text."
+
+
+@pytest.mark.slow
+def test_a_20_mb_document_is_walked_whole_by_its_continuation(tmp_path, make_tools):
+    words = [f"w{number}" for number in range(5_000)]
+    parts, size, number = ["# Big\n\n"], 0, 0
+    while size < 20_000_000:
+        line = (
+            f"## Section {number}\n\n"
+            if number % 50 == 0
+            else " ".join(words[(number * 7 + i) % 5_000] for i in range(20 + number % 280)) + "\n\n"
+        )
+        parts.append(line)
+        size += len(line)
+        number += 1
+    docs = corpus.write_docs(tmp_path / "docs", {"big.md": "".join(parts)})
+    corpus.index(docs, tmp_path / "db")
+    pieces = walk(reader(make_tools(tmp_path / "db")), {"source": "big.md"}, 100_000)
+    texts = stored_texts(tmp_path / "db", "documents", "big.md")
+    assert len(texts) > 15_000 and joined(pieces) == texts
+
+
+def test_a_rebuild_between_the_count_and_the_passages_asks_for_a_fresh_read(long_db):
+    from lancelot_server import read
+    from lancelot_server.errors import TableChanged
+
+    handle = lancedb.connect(str(long_db)).open_table("documents")
+    table_layout = describe(handle.schema, "text", "documents")
+    document, _ = documents.find(handle, table_layout, "documents", source="manual.md")
+    document.total += 3  # as if the count came from the table before a rebuild that shortened the page
+    with pytest.raises(TableChanged, match="was rebuilt while 'manual.md' was being read; read it again"):
+        read.onward(document, document.total - 10, 0, 100_000)
+    with pytest.raises(TableChanged):
+        read.around(document, document.total - 4, 1, 2, 12_000)

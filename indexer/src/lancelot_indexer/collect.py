@@ -39,7 +39,7 @@ _BATCH = 8  # files per task sent to a worker
 
 # A document's rows in layout.INDEXER_COLUMNS order but `path` (the same for all), with its encoding;
 # or why it was skipped.
-Row = tuple[str, str, str, str, str, int, int | None, int | None, str | None]
+Row = tuple[str, str, str, str, str, int, int, int | None, int | None, str | None]
 Rows = list[Row]
 _ROW_COLUMNS = tuple(name for name in layout.INDEXER_COLUMNS if name != layout.PATH)
 Outcome = tuple[str, Rows] | str
@@ -108,6 +108,7 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
             piece.text,
             hashlib.sha256(piece.text.encode("utf-8")).hexdigest(),
             number,
+            len(pieces),
             piece.line_start,
             piece.line_end,
             piece.anchor,

@@ -29,7 +29,8 @@ Order = Literal["passage", "table"]
 
 def indexed(table_layout: Layout) -> bool:
     """Whether passages are looked up by `path` and `passage` (a table lancelot-index wrote, layout 2)."""
-    return table_layout.passage is not None and table_layout.sources == (layout.PATH,)
+    located = table_layout.passage is not None and table_layout.passages is not None
+    return located and table_layout.sources == (layout.PATH,)
 
 
 @dataclass
@@ -58,18 +59,12 @@ class Document:
         return rows
 
 
-def _same_path(source: str) -> Any:
-    from lancedb.expr import col, lit
-
-    return col(layout.PATH) == lit(source)
-
-
 def query(handle: Any, source: str, first: int, last: int, columns: list[str]) -> Any:
-    """The lancedb query a layout-2 read runs (for tests that check it uses the indexes)."""
+    """Passages `first` to `last` of `source` in a layout-2 table: a lookup in the `path` and `passage` indexes."""
     from lancedb.expr import col, lit
 
     passage = col(layout.PASSAGE)
-    where = _same_path(source) & (passage >= lit(first)) & (passage <= lit(last))
+    where = (col(layout.PATH) == lit(source)) & (passage >= lit(first)) & (passage <= lit(last))
     return handle.search().where(where).select(columns).limit(None)
 
 
@@ -101,8 +96,9 @@ def find(
 
 def _by_source(handle: Any, table_layout: Layout, table: str, source: str) -> Document | None:
     if indexed(table_layout):
-        total = handle.search().where(_same_path(source)).select([]).limit(None).to_arrow().num_rows
-        return Document(table, source, total, "passage", handle, table_layout) if total else None
+        # Every row carries its document's passage count: one indexed lookup of passage 0 tells it.
+        first = query(handle, source, 0, 0, [layout.PASSAGES]).to_arrow().column(0).to_pylist()
+        return Document(table, source, int(first[0]), "passage", handle, table_layout) if first else None
     rows = _scanned_rows(handle, table_layout, source)
     if not rows:
         return None

@@ -5,6 +5,7 @@
     ├── TableNotFound              the table is not in the database
     ├── TableLayoutError           the table lacks the text column, or cannot be read
     ├── InvalidRequest             a tool argument the schema admits but the server cannot use
+    ├── TableChanged               a rebuild replaced the table between the queries of one read
     └── VectorSearchUnavailable    vector search cannot run now; never reaches the client as an
                                    error, it becomes the `note` of a text-search fallback
 
@@ -31,6 +32,10 @@ class TableLayoutError(LancelotError):
 
 
 class InvalidRequest(LancelotError):
+    pass
+
+
+class TableChanged(LancelotError):
     pass
 
 

@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 
 from lancelot_schema import links
 from lancelot_server.documents import NUMBER, Document, Order
-from lancelot_server.errors import InvalidRequest
+from lancelot_server.errors import InvalidRequest, TableChanged
 from lancelot_server.markdown import one_line
 from lancelot_server.rows import Locators, locators, split_header
 
@@ -221,12 +221,14 @@ def around(
 ) -> Reading:
     """Passage `number` and up to `before` / `after` passages around it, nearest first while they fit."""
     rows = {row[NUMBER]: row for row in document.passages(number - before, number + after)}
+    wanted_low, wanted_high = max(number - before, 0), min(number + after, document.total - 1)
+    if sorted(rows) != list(range(wanted_low, wanted_high + 1)):
+        raise _changed(document)
     page = _Page(document, table_argument, budget, rows[number], around=True)
     target = page.fit(number, rows[number], 0, first=True)
     assert target is not None
     page.count(target)
     shown = [target]
-    wanted_low, wanted_high = max(number - before, 0), min(number + after, document.total - 1)
     low = high = number
     # One passage after, one before, and so on: the nearest neighbours first. A side stops at the first
     # passage that does not fit (the reply stays one run of passages); the other side may go on.
@@ -266,7 +268,10 @@ def onward(document: Document, start: int, offset: int, budget: int, table_argum
     shown: list[_Shown] = []
     at = start
     while at < document.total:
-        for row in document.passages(at, at + FETCH - 1):
+        rows = document.passages(at, at + FETCH - 1)
+        if [row[NUMBER] for row in rows] != list(range(at, min(at + FETCH, document.total))):
+            raise _changed(document)
+        for row in rows:
             page = page or _Page(document, table_argument, budget, row, around=False)
             fitted = page.fit(at, row, offset if at == start else 0, first=not shown)
             if fitted is None:
@@ -278,6 +283,13 @@ def onward(document: Document, start: int, offset: int, budget: int, table_argum
             at += 1
     assert page is not None
     return page.reading(shown, "document", None, None)
+
+
+def _changed(document: Document) -> TableChanged:
+    # The passage count and the passages come from two lookups; a rebuild in between can make them disagree.
+    return TableChanged(
+        f"Table {document.table!r} was rebuilt while {document.source!r} was being read; read it again."
+    )
 
 
 def _text(row: dict[str, Any], document: Document) -> str:

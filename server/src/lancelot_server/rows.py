@@ -17,7 +17,7 @@ from lancelot_server.store import Layout
 
 HEADER_OPEN = "<document_metadata>"
 # Layout 2's locator columns: shown as a hit's own fields, not repeated in its metadata.
-LOCATOR_COLUMNS = frozenset((layout.PASSAGE, layout.LINE_START, layout.LINE_END, layout.ANCHOR))
+LOCATOR_COLUMNS = frozenset((layout.PASSAGE, layout.PASSAGES, layout.LINE_START, layout.LINE_END, layout.ANCHOR))
 HEADER_CLOSE = "</document_metadata>"
 
 

@@ -37,6 +37,7 @@ class Layout:
     stamped: dict[str, str] = field(default_factory=dict)
     # Layout 2's locators (None in older tables and other tools' tables).
     passage: str | None = None
+    passages: str | None = None
     line_start: str | None = None
     line_end: str | None = None
     anchor: str | None = None
@@ -138,6 +139,7 @@ def describe(schema: Any, text_column: str, table: str) -> Layout:
         vectors=_vector_widths(schema),
         stamped=layout.decode_metadata(schema.metadata),
         passage=_present(layout.PASSAGE, names),
+        passages=_present(layout.PASSAGES, names),
         line_start=_present(layout.LINE_START, names),
         line_end=_present(layout.LINE_END, names),
         anchor=_present(layout.ANCHOR, names),

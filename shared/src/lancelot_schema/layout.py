@@ -32,14 +32,17 @@ TEXT = "text"
 TEXT_HASH = "text_hash"
 # Layout 2: where a passage sits in its document and its source file (null where a format has no such thing).
 PASSAGE = "passage"  # int32: the passage's number in its document, from 0 (the N of its id `path#N`)
+PASSAGES = "passages"  # int32: how many passages its document has (a read needs no count query)
 LINE_START = "line_start"  # int32: first line of the passage in the source file, from 1 (Markdown, text)
 LINE_END = "line_end"  # int32: last line of the passage in the source file
 ANCHOR = "anchor"  # the `id` of the nearest HTML element that starts at or before the passage
 VECTOR = "vector"
 
-INDEXER_COLUMNS: tuple[str, ...] = (ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, LINE_START, LINE_END, ANCHOR)
+INDEXER_COLUMNS: tuple[str, ...] = (
+    ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, PASSAGES, LINE_START, LINE_END, ANCHOR
+)  # fmt: skip
 # The indexer's columns that hold 32-bit integers; every other one of INDEXER_COLUMNS holds text.
-INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, LINE_START, LINE_END)
+INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END)
 # Columns the indexer builds a scalar (B-tree) index on: reading a document filters on them.
 SCALAR_INDEXED_COLUMNS: tuple[str, ...] = (PATH, PASSAGE)
 
@@ -50,7 +53,7 @@ SOURCE_COLUMNS: tuple[str, ...] = ("chunkSource", "docSource", PATH)
 # Column names that hold embeddings in the layouts we read.
 VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
 
-# Bumped when the meaning of a column or metadata key changes. 2: passage, line_start, line_end, anchor,
+# Bumped when the meaning of a column or metadata key changes. 2: passage, passages, line_start, line_end, anchor,
 # scalar indexes on path and passage, and the link template. The server reads layout 1 too.
 LAYOUT_VERSION = "2"
 
