@@ -78,7 +78,7 @@ TRANSPORTS = ["stdio", "http"]
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_hit_is_read_on_with_its_neighbours(reading_db, tmp_path, transport):
-    docs, db = reading_db
+    _docs, db = reading_db
 
     async def session(client):
         hit = (await client.call_tool("lancedb_search", {"query": "patch the hole", "limit": 3})).structured_content
@@ -98,7 +98,7 @@ def test_a_hit_is_read_on_with_its_neighbours(reading_db, tmp_path, transport):
 def test_every_document_walked_by_its_continuation_gives_every_passage_once_at_every_budget(
     reading_db, tmp_path, transport
 ):
-    docs, db = reading_db
+    _docs, db = reading_db
     sources = ["manual.md", "guide/puncture.md", "hours.html", "reference.html", "guide/chain-care.txt"]
 
     async def session(client):
@@ -135,7 +135,7 @@ def test_documents_are_resources_listed_and_read(reading_db, tmp_path, transport
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_urls_are_there_exactly_when_the_table_has_a_link_template(reading_db, tmp_path, transport):
-    docs, db = reading_db
+    _docs, db = reading_db
 
     async def session(client):
         found = {}

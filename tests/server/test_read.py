@@ -235,7 +235,7 @@ def test_a_rebuild_between_the_count_and_the_passages_asks_for_a_fresh_read(long
     table_layout = describe(handle.schema, "text", "documents")
     document, _ = documents.find(handle, table_layout, "documents", source="manual.md")
     document.total += 3  # as if the count came from the table before a rebuild that shortened the page
-    with pytest.raises(TableChanged, match="was rebuilt while 'manual.md' was being read; read it again"):
+    with pytest.raises(TableChanged, match=r"was rebuilt while 'manual\.md' was being read; read it again"):
         read.onward(document, document.total - 10, 0, 100_000)
     with pytest.raises(TableChanged):
         read.around(document, document.total - 4, 1, 2, 12_000)
