@@ -1,3 +1,9 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from lancelot_indexer.chunk import chunk
 from lancelot_indexer.html import extract
 
 
@@ -73,4 +79,106 @@ def test_a_docbook_note_title_is_part_of_the_box_not_a_section_heading():
         ("Note", 0),
         ("Inside the box.", 0),
         ("After the box, still routine vacuuming.", 0),
+    ]
+
+
+# Ids on Sphinx's sections, index targets and signatures, DocBook's divisions and index terms, an old
+# <a name>, ids inside a `pre` and in the middle of a paragraph, and ids in removed elements. Every block
+# starts with a word found nowhere else in the page.
+PAGE = """<html><head><title>Widgets</title><script id="boot">var x = 1;</script></head><body>
+<nav id="menu"><a id="home" href="/">Home</a></nav>
+<p>Alpha comes before any id.</p>
+<section id="installing">
+<h1>Bravo installing<a class="headerlink" href="#installing">¶</a></h1>
+<p><span class="target" id="index-0"></span>Charlie is indexed right here.</p>
+<p>Delta has <span id="inline-term">an inline target</span> in its middle.</p>
+<p>Echo follows the inline target.</p>
+<dl class="py function"><dt class="sig" id="widgets.make">Foxtrot make(kind)</dt><dd><p>Golf builds one.</p></dd></dl>
+<pre id="example">Hotel = make("x")
+<span id="in-code">India</span> = 2</pre>
+<p>Juliet after the code.</p>
+</section>
+<div class="sect1" id="routine"><div class="titlepage"><h2 class="title">Kilo routine</h2></div>
+<p>Lima <a id="id-1.2.3" class="indexterm"></a>with a DocBook index term.</p>
+<p><a name="old-style"></a>Mike under an old name anchor.</p>
+<script id="late">var y;</script>
+<p>November <b>last</b>.</p></div>
+</body></html>"""
+_REMOVED = re.compile(r"<(script|nav)\b.*?</\1>", re.DOTALL)
+_ANCHOR_ATTRIBUTE = re.compile(r'\sid="([^"]+)"|<a\s+name="([^"]+)"')
+
+
+def nearest_anchor_before(page: str, words: str) -> str | None:
+    """The last id (or <a name>) written before `words` in the page, scripts and navigation cut out."""
+    content = _REMOVED.sub("", page)
+    found = [match.group(1) or match.group(2) for match in _ANCHOR_ATTRIBUTE.finditer(content, 0, content.index(words))]
+    return found[-1] if found else None
+
+
+def test_each_block_is_anchored_at_the_nearest_id_that_starts_before_its_text():
+    blocks = extract(PAGE, "widgets.html").blocks
+    for block in blocks:
+        assert block.anchor == nearest_anchor_before(PAGE, block.text.split()[0]), block.text
+        assert block.lines is None
+    assert [(block.text.split()[0], block.anchor) for block in blocks] == [
+        ("Alpha", None),
+        ("Bravo", "installing"),
+        ("Charlie", "index-0"),
+        ("Delta", "index-0"),
+        ("Echo", "inline-term"),  # an id in the middle of a block counts from the next block on
+        ("Foxtrot", "widgets.make"),
+        ("Golf", "widgets.make"),
+        ("Hotel", "example"),
+        ("Juliet", "in-code"),
+        ("Kilo", "routine"),
+        ("Lima", "routine"),
+        ("Mike", "old-style"),
+        ("November", "old-style"),  # the script's id went with the script
+    ]
+    assert "\ue006" not in "".join(block.text for block in blocks)
+    assert blocks[7].text == 'Hotel = make("x")\nIndia = 2'
+
+
+def test_each_passage_is_anchored_where_its_text_starts():
+    passages = chunk(extract(PAGE, "widgets.html").blocks, 70)
+    assert len(passages) > 5
+    for passage in passages:
+        assert passage.anchor == nearest_anchor_before(PAGE, passage.text.split()[0]), passage.text
+        assert (passage.line_start, passage.line_end) == (None, None)
+
+
+def test_a_private_use_character_of_the_page_is_kept():
+    blocks = extract("<p>icon \ue006 here</p><p id='x'>next \ue006\ue007 one</p>", "f.html").blocks
+    assert [(block.text, block.anchor) for block in blocks] == [
+        ("icon \ue006 here", None),
+        ("next \ue006\ue007 one", "x"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        Path("/usr/share/doc/python3.11/html/library/os.html"),  # Sphinx (python3.11-doc)
+        Path("/usr/share/doc/postgresql-doc-15/html/sql-createtable.html"),  # DocBook (postgresql-doc-15)
+    ],
+    ids=lambda page: page.name,
+)
+def test_every_anchor_of_a_real_manual_page_is_an_id_of_that_page(page):
+    if not page.exists():
+        pytest.skip(f"{page} is not installed")
+    html = page.read_text(encoding="utf-8")
+    ids = set(re.findall(r'\sid="([^"]+)"', html))
+    passages = chunk(extract(html, page.name).blocks, 1000)
+    anchors = [passage.anchor for passage in passages]
+    assert len(passages) > 50
+    assert {anchor for anchor in anchors if anchor is not None} <= ids
+    assert anchors.count(None) <= 2  # at most the title before the first section
+
+
+def test_only_a_links_land_by_name_and_empty_ids_are_no_anchors():
+    html = "<p id=''>one</p><form><input id='' name='q'></form><p>two</p><a name='n'></a><p>three</p>"
+    assert [(block.text, block.anchor) for block in extract(html, "f.html").blocks] == [
+        ("one", None),
+        ("two", None),
+        ("three", "n"),
     ]

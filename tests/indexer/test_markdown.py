@@ -40,3 +40,31 @@ def test_front_matter_nested_too_deep_to_read_is_ignored_not_fatal():
     document = extract(deep, "deep.md")
     assert document.title == "Heading"
     assert [block.text for block in document.blocks] == ["Heading", "Body text."]
+
+
+def test_blocks_record_their_lines_in_the_file_front_matter_included():
+    text = (
+        "---\ntitle: T\ntags: [a]\n---\n\n"  # lines 1-5
+        "Setext *title*\n==============\n\n"  # 6-8
+        "First line\nsecond line\n\n"  # 9-11
+        "```sh\nrun it\n\n```\n\n\n"  # 12-17
+        "    indented code\n    more\n\n"  # 18-20
+        "## Atx\ntext right under\n"  # 21-22
+    )
+    blocks = extract(text, "f.md").blocks
+    assert [(block.text.split()[0], block.lines) for block in blocks] == [
+        ("Setext", (6, 7)),
+        ("First", (9, 10)),
+        ("```sh", (12, 15)),
+        ("indented", (18, 19)),
+        ("Atx", (21, 21)),
+        ("text", (22, 22)),
+    ]
+    assert [block.lines for block in extract(text.replace("\n", "\r\n"), "f.md").blocks] == [
+        block.lines for block in blocks
+    ]
+
+
+def test_an_unclosed_fence_ends_at_its_last_non_blank_line():
+    blocks = extract("Intro\n\n```\ncode\n\n\n", "f.md").blocks
+    assert [block.lines for block in blocks] == [(1, 1), (3, 4)]

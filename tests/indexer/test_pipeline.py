@@ -1,4 +1,5 @@
 import hashlib
+import re
 from datetime import timedelta
 
 import lancedb
@@ -180,3 +181,99 @@ def test_an_index_with_other_tokenizer_options_is_rebuilt_with_ours(docs, tmp_pa
     ]
     assert (index.name, index.index_details["stem"], index.index_details["with_position"]) == ("text_idx", True, True)
     assert fts(db, "shouted") == ["UPPER.TXT#0"]
+
+
+# A guide as people write them: front matter, an intro, a setext heading, a fenced block longer than a
+# chunk, a long paragraph, an indented block and ATX headings, saved with Windows line endings.
+GUIDE = "\r\n".join(
+    [
+        "---",
+        "title: Widgets guide",
+        "tags: [guide, widgets]",
+        "---",
+        "",
+        "Widgets are small parts you put together. This intro",
+        "sits before any heading.",
+        "",
+        "Installing widgets",
+        "==================",
+        "",
+        "Run the installer; it checks the prerequisites first.",
+        "",
+        "```sh",
+        *(f"widgets install part-{n} --verbose" for n in range(12)),
+        "```",
+        "",
+        "## Configuring *them*",
+        "",
+        *(f"Setting {n} is read from the file when option{n} is given; otherwise" for n in range(15)),
+        "the default applies.",
+        "",
+        "    indented example",
+        "    second line",
+        "",
+        "### Last words",
+        "Everything ends here.",
+        "",
+    ]
+)
+NOTES = "\r\n".join(
+    [
+        "",
+        "Notes on widgets.",
+        "",
+        "",
+        *(f"Remark {n} says that remark{n} matters a great deal" for n in range(20)),
+        "   ",
+        "Final remark.",
+    ]
+)
+
+
+def on_line(line: str, part: str, *, first: bool) -> bool:
+    """Whether the first (or last) four words of `part` are on `line`, Markdown's emphasis marks aside."""
+    wanted = re.findall(r"\w+", part)
+    if not wanted:
+        return part.strip() == line.strip()  # a closing code fence
+    wanted = wanted[:4] if first else wanted[-4:]
+    found = re.findall(r"\w+", line)
+    return any(found[n : n + len(wanted)] == wanted for n in range(len(found)))
+
+
+def test_every_passage_records_the_lines_of_the_file_it_starts_and_ends_on(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_bytes(GUIDE.encode())
+    (docs / "notes.txt").write_bytes(NOTES.encode())
+    build(docs, tmp_path / "db", Options(chunk_size=200, fts=False))
+    table = rows(tmp_path / "db")
+    for name, expected in (("guide.md", 10), ("notes.txt", 5)):
+        # An editor's line numbers: a line ends at "\n" (a CRLF file counts the same).
+        lines = (docs / name).read_bytes().decode().split("\n")
+        passages = sorted((row for row in table.values() if row["path"] == name), key=lambda row: row["passage"])
+        assert len(passages) >= expected
+        for row in passages:
+            text_lines = row["text"].split("\n")
+            assert on_line(lines[row["line_start"] - 1], text_lines[0], first=True), row
+            assert on_line(lines[row["line_end"] - 1], text_lines[-1], first=False), row
+            assert row["anchor"] is None
+        starts = [row["line_start"] for row in passages]
+        assert starts == sorted(starts) and len(set(starts)) == len(starts)
+
+
+def test_html_passages_have_anchors_and_no_lines(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.html").write_text(
+        "<p>Before.</p><section id='usage'><h1>Usage</h1><p>Run it.</p></section>"
+        "<section id='faq'><h1>FAQ</h1><p>Ask.</p></section>",
+        encoding="utf-8",
+    )
+    build(docs, tmp_path / "db", Options(fts=False))
+    assert sorted(
+        (row["text"], row["anchor"], row["line_start"], row["line_end"]) for row in rows(tmp_path / "db").values()
+    ) == [
+        ("Before.", None, None, None),
+        ("FAQ\n\nAsk.", "faq", None, None),
+        ("Usage\n\nRun it.", "usage", None, None),
+    ]

@@ -1,7 +1,9 @@
 """HTML to blocks with selectolax (Lexbor, an HTML5 parser): text only, block elements as breaks.
 
 Lexbor does the parsing and entity decoding in C; Python walks the elements once, inserting markers
-next to block elements, then turns the marked text into paragraphs.
+next to block elements, then turns the marked text into paragraphs. Each block records its anchor: the
+`id` (or `<a name>`) of the nearest element that starts at or before its text, where `page.html#anchor`
+lands; an element that starts inside a block's text is the anchor of the blocks after it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ PARAGRAPH_ELEMENTS = [
     "p", "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul",
 ]
 # fmt: on
+ANCHORS = "[id], a[name]"
 LINE_ELEMENTS = ["br"]
 CELL_ELEMENTS = ["td", "th"]
 
@@ -37,6 +40,10 @@ _PRE_SPACE = "\ue004"
 _PRE_TAB = "\ue005"
 _HEADING = {level: chr(0xE010 + level) for level in range(1, 7)}
 _HEADING_LEVEL = {marker: level for level, marker in _HEADING.items()}
+_ANCHOR = "\ue006"  # _ANCHOR + id + _ANCHOR_END where an element with an id starts
+_ANCHOR_END = "\ue007"
+# Markers that are not words: an anchor before them is still before the block's text.
+_NOT_WORDS = "".join([_PRE, _PRE_NEWLINE, _PRE_SPACE, _PRE_TAB, _LINE, *_HEADING.values()])
 
 
 def _protect(code: str) -> str:
@@ -54,12 +61,19 @@ def _collapse(text: str) -> str:
 
 
 # What goes before and after each element that breaks the text (others are inline).
-_MARKS: dict[str | None, tuple[str, str]] = {
+_MARKS: dict[str, tuple[str, str]] = {
     **{tag: (_PARAGRAPH, _PARAGRAPH) for tag in PARAGRAPH_ELEMENTS},
     **{f"h{level}": (_PARAGRAPH + marker, _PARAGRAPH) for level, marker in _HEADING.items()},
     **{tag: ("", _LINE) for tag in LINE_ELEMENTS},
     **{tag: ("", " ") for tag in CELL_ELEMENTS},
 }
+
+
+# By Lexbor's number for the tag, which a node gives faster than its name.
+_NODES = LexborHTMLParser("")
+_MARKS_BY_TAG_ID = {_NODES.create_node(tag).tag_id: mark for tag, mark in _MARKS.items()}
+_BODY = _NODES.create_node("body").tag_id
+_A = _NODES.create_node("a").tag_id
 
 
 def _first_text(tree: LexborHTMLParser, tag: str) -> str:
@@ -80,12 +94,18 @@ def extract(html: str, file_name: str) -> Document:
     body = tree.body or tree.root
     if body is None:
         return Document(title, [])
+    # Before the `pre` elements become text: an id inside one is then a marker in the middle of its text.
+    for node in body.css(ANCHORS):
+        tag = node.tag_id
+        anchor = node.id or (node.attrs.get("name") if tag == _A else None)
+        if anchor and tag != _BODY:  # the body's id lands where the page does
+            node.insert_before(_ANCHOR + anchor + _ANCHOR_END)
     for pre in tree.tags("pre"):
         pre.replace_with(_PARAGRAPH + _PRE + _protect(pre.text(deep=True)) + _PARAGRAPH)
     # One walk over the elements; a marker inserted next to an element is a text node the walk skips.
-    marks = _MARKS
+    marks = _MARKS_BY_TAG_ID
     for node in body.traverse():
-        mark = marks.get(node.tag)
+        mark = marks.get(node.tag_id)
         if mark is not None:
             before, after = mark
             if before:
@@ -94,9 +114,37 @@ def extract(html: str, file_name: str) -> Document:
     return Document(title, _blocks(body.text(deep=True)))
 
 
+def _take_anchors(raw: str, anchor: str | None) -> tuple[str, str | None, str | None]:
+    """`raw` without its anchor markers, the anchor of its block, and the anchor of the blocks after it."""
+    parts = raw.split(_ANCHOR)
+    kept = [parts[0]]
+    here = anchor
+    started = not _blank(parts[0])
+    for part in parts[1:]:
+        name, end, rest = part.partition(_ANCHOR_END)
+        if not (end and name):  # private-use characters of the page itself, not one of our markers
+            kept.append(_ANCHOR + part)
+            started = started or not _blank(part)
+            continue
+        anchor = name
+        if not started:
+            here = name
+        kept.append(rest)
+        started = started or not _blank(rest)
+    return "".join(kept), here, anchor
+
+
+def _blank(text: str) -> bool:
+    return not "".join(text.split()).strip(_NOT_WORDS)
+
+
 def _blocks(marked: str) -> list[Block]:
     blocks: list[Block] = []
+    anchor: str | None = None  # of the next block, unless it has its own
     for raw in marked.split(_PARAGRAPH):
+        here = anchor
+        if _ANCHOR in raw:
+            raw, here, anchor = _take_anchors(raw, anchor)
         # str.split() collapses whitespace far faster than a regular expression; markers are not whitespace.
         words = raw.split()
         if not words:
@@ -106,7 +154,7 @@ def _blocks(marked: str) -> list[Block]:
         if first == _PRE:
             code = _restore(part[1:]).strip("\n")
             if code.strip():
-                blocks.append(Block(code, whole=True))
+                blocks.append(Block(code, whole=True, anchor=here))
             continue
         level = _HEADING_LEVEL.get(first, 0)
         if level:
@@ -114,5 +162,5 @@ def _blocks(marked: str) -> list[Block]:
         if _LINE in part:
             part = "\n".join(line for line in (piece.strip(" ") for piece in part.split(_LINE)) if line)
         if part:
-            blocks.append(Block(part, level=level))
+            blocks.append(Block(part, level=level, anchor=here))
     return blocks

@@ -43,6 +43,8 @@ def inline_text(token: Token) -> str:
 def extract(text: str, file_name: str) -> Document:
     """The title (front matter, else first heading, else file name) and the blocks of a Markdown file."""
     front_title, body = split_front_matter(text)
+    # Line numbers are counted in the file as written: the front matter's lines come first.
+    skipped = text.count("\n", 0, len(text) - len(body))
     tokens = _parser.parse(body)
     headings: dict[int, tuple[int, int, str]] = {}
     whole: dict[int, int] = {}
@@ -55,17 +57,22 @@ def extract(text: str, file_name: str) -> Document:
         elif token.type in ("fence", "code_block"):
             whole[start] = end
     title = front_title or next((text for _, _, text in headings.values() if text), None) or file_name
-    return Document(title, _blocks(body.split("\n"), headings, whole))
+    return Document(title, _blocks(body.split("\n"), headings, whole, skipped))
 
 
-def _blocks(lines: list[str], headings: dict[int, tuple[int, int, str]], whole: dict[int, int]) -> list[Block]:
+def _blocks(
+    lines: list[str], headings: dict[int, tuple[int, int, str]], whole: dict[int, int], skipped: int
+) -> list[Block]:
+    """Blocks with their lines: `lines[n]` is line `skipped + n + 1` of the file."""
     blocks: list[Block] = []
     paragraph: list[str] = []
+    first = 0  # where the open paragraph starts in `lines`
 
     def close_paragraph() -> None:
         joined = "\n".join(paragraph).strip()
         if joined:
-            blocks.append(Block(joined))
+            start = skipped + first + 1
+            blocks.append(Block(joined, lines=(start, start + len(paragraph) - 1)))
         paragraph.clear()
 
     line_number = 0
@@ -73,18 +80,22 @@ def _blocks(lines: list[str], headings: dict[int, tuple[int, int, str]], whole: 
         if line_number in headings:
             close_paragraph()
             end, level, heading = headings[line_number]
-            blocks.append(Block(heading or lines[line_number].strip("# \t"), level=level))
+            span = (skipped + line_number + 1, skipped + end)
+            blocks.append(Block(heading or lines[line_number].strip("# \t"), level=level, lines=span))
             line_number = end
         elif line_number in whole:
             close_paragraph()
             end = whole[line_number]
             code = "\n".join(lines[line_number:end]).rstrip()
             if code.strip():
-                blocks.append(Block(code, whole=True))
+                start = skipped + line_number + 1
+                blocks.append(Block(code, whole=True, lines=(start, start + code.count("\n"))))
             line_number = end
         else:
             line = lines[line_number]
             if line.strip():
+                if not paragraph:
+                    first = line_number
                 paragraph.append(line.rstrip())
             else:
                 close_paragraph()
