@@ -191,3 +191,29 @@ def test_lines_point_at_each_passages_first_and_last_line_and_anchors_exist_in_t
             assert words[-1] in lines[last - 1], (source, passage["number"], lines[last - 1], words[-1])
     reference = {p["text"].split("\n")[0]: p.get("anchor") for p in walked["reference.html"]}
     assert reference.get("Install") == "install" and reference.get("Usage") == "usage"
+
+
+@pytest.fixture(scope="module")
+def many_db(tmp_path_factory):
+    root = tmp_path_factory.mktemp("many")
+    docs = {f"notes/{number:03d}.md": f"# Note {number}\n\nThe note numbered {number}.\n" for number in range(230)}
+    corpus.index(corpus.write_docs(root / "docs", docs), root / "db")
+    return root / "db"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_resources_are_listed_page_by_page_with_the_protocols_cursor(many_db, tmp_path, transport):
+    async def session(client):
+        pages, cursor = [], None
+        while True:
+            page = await client.list_resources(cursor=cursor)
+            pages.append([resource.name for resource in page.resources])
+            if page.next_cursor is None:
+                last = await client.read_resource(page.resources[-1].uri)
+                return pages, last.contents[0].text
+            cursor = page.next_cursor
+
+    pages, last = over(transport, many_db, session, tmp_path)
+    assert [len(page) for page in pages] == [100, 100, 30]
+    assert [name for page in pages for name in page] == [f"notes/{number:03d}.md" for number in range(230)]
+    assert last.startswith("# Note 229\n") and "The note numbered 229." in last

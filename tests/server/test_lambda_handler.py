@@ -96,10 +96,21 @@ def test_initialize_answers_one_json_object_without_a_session(lambda_env):
     assert result["protocolVersion"] == "2025-11-25"
 
 
-def test_tools_list_names_the_four_tools(lambda_env):
+def test_tools_list_names_the_five_tools(lambda_env):
     response = lambda_handler.handler(event(rpc("tools/list"), version="2025-11-25"), None)
     names = {tool["name"] for tool in answer(response)["result"]["tools"]}
     assert names == {"lancedb_search", "lancedb_query", "lancedb_read", "lancedb_status", "lancedb_version"}
+
+
+def test_documents_are_listed_and_read_as_resources_and_a_hit_is_read_on(lambda_env):
+    listed = answer(lambda_handler.handler(event(rpc("resources/list"), version="2025-11-25"), None))
+    names = [resource["name"] for resource in listed["result"]["resources"]]
+    assert names == ["README.md", "guide/chain-care.txt", "guide/puncture.md", "hours.html"]
+    uri = listed["result"]["resources"][2]["uri"]
+    read = answer(lambda_handler.handler(event(rpc("resources/read", {"uri": uri}), version="2025-11-25"), None))
+    assert read["result"]["contents"][0]["text"].startswith("# Fixing a puncture\n")
+    reading = answer(lambda_handler.handler(event(call("lancedb_read", {"id": "guide/puncture.md#3"})), None))
+    assert [p["number"] for p in reading["result"]["structuredContent"]["passages"]] == [2, 3]
 
 
 def test_each_tool_answers(lambda_env, database):
