@@ -287,6 +287,7 @@ def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     table = status["table"]
     assert table["name"] == "documents" and table["exists"] is True
     assert table["rows"] >= 4 and table["fullTextIndex"] is True
+    assert table["documentReads"] == "indexed"
     assert table["columns"] == list(layout.INDEXER_COLUMNS)
     assert (table["textColumn"], table["titleColumn"], table["sourceColumns"]) == ("text", "title", ["path"])
     assert (table["vectorColumn"], table["vectorWidth"]) == (None, None)
@@ -305,6 +306,7 @@ def test_status_of_an_anythingllm_table_with_a_key(lancelot_db, make_tools):
     status = make_tools(lancelot_db, LANCEDB_TABLE="workspace", OPENAI_API_KEY="sk-secret").status()
     table = status["table"]
     assert (table["vectorColumn"], table["vectorWidth"], table["fullTextIndex"]) == ("vector", 384, False)
+    assert table["documentReads"] == "scan"  # AnythingLLM's rows are grouped by source with a scan
     assert table["sourceColumns"] == ["chunkSource", "docSource"]
     assert status["embedding"]["apiKey"] is True
     assert status["searchTypes"] == ["text", "vector"]

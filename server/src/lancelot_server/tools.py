@@ -279,6 +279,7 @@ class Tools:
             vectorColumn=table_layout.vector,
             vectorWidth=table_layout.vector_width,
             fullTextIndex=search.has_fts_index(handle, table_layout.text) and not broken_index,
+            documentReads="indexed" if documents.indexed(table_layout) else "scan",
             metadata=table_layout.stamped,
         )
         if found.missing:
