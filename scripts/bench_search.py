@@ -304,7 +304,7 @@ def raw(db: Path, rounds: int) -> dict[str, list[float]]:
     for _ in range(max(1, rounds // 3)):
         for query in QUERIES:
             timed("scan", lambda: plain.search().select(layout.readable).limit(None).to_arrow())
-            timed("substring", lambda q=query: search.substring(plain, layout, q, 5, None))
+            timed("substring", lambda q=query: search.substring(plain, layout, q, search.Wanted(5)))
     return times
 
 

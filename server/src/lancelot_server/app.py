@@ -51,6 +51,7 @@ from lancelot_server.stdio import ScrubbedLines
 from lancelot_server.store import Store
 from lancelot_server.tools import (
     DEFAULT_BUDGET,
+    DEFAULT_PER_DOCUMENT,
     MAX_BUDGET,
     MAX_LIMIT,
     MAX_QUERY,
@@ -91,6 +92,15 @@ PathPrefix = Annotated[
 Budget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Maximum characters of the Markdown reply.")]
 SearchLimit = Annotated[
     int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description=f"Most hits to return (default {SEARCH_LIMIT}).")
+]
+PerDocument = Annotated[
+    int,
+    Field(
+        ge=MIN_LIMIT,
+        le=MAX_LIMIT,
+        description=f"Most passages of one document in the reply (default {DEFAULT_PER_DOCUMENT}); raise it to see "
+        "several passages of one page, lancedb_read to read a page on.",
+    ),
 ]
 QueryLimit = Annotated[
     int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description=f"Most passages to return (default {QUERY_LIMIT}).")
@@ -173,6 +183,7 @@ def _tools(tools: Tools) -> list[Tool]:
         limit: SearchLimit = SEARCH_LIMIT,
         table: TableName = None,
         path: PathPrefix = None,
+        perDocument: PerDocument = DEFAULT_PER_DOCUMENT,
     ) -> Annotated[CallToolResult, SearchReply]:
         """Search the indexed documents; returns JSON hits with id, title, source, heading, text, score and metadata.
 
@@ -181,7 +192,9 @@ def _tools(tools: Tools) -> list[Tool]:
         bm25 = BM25 (higher is better), substring = share of query words found (higher is better),
         hybrid = fused relevance (higher is better). Only vector and hybrid send the query to the embedding endpoint.
         """
-        return _answer("lancedb_search", lambda: tools.search(query, mode, limit, table, path), as_json=True)
+        return _answer(
+            "lancedb_search", lambda: tools.search(query, mode, limit, table, path, perDocument), as_json=True
+        )
 
     def lancedb_query(
         query: Query,
@@ -190,12 +203,15 @@ def _tools(tools: Tools) -> list[Tool]:
         table: TableName = None,
         path: PathPrefix = None,
         budget: Budget = DEFAULT_BUDGET,
+        perDocument: PerDocument = DEFAULT_PER_DOCUMENT,
     ) -> CallToolResult:
         """Search and return one Markdown block: a header, then each passage with its title, source and text.
 
         Passages that would take the block past `budget` characters are left out whole, and the block says how many.
         """
-        return _answer("lancedb_query", lambda: tools.query(query, mode, limit, table, path, budget), as_json=False)
+        return _answer(
+            "lancedb_query", lambda: tools.query(query, mode, limit, table, path, budget, perDocument), as_json=False
+        )
 
     def lancedb_read(**arguments: Any) -> Annotated[CallToolResult, ReadReply]:
         """Read on from a hit: with `id`, that passage and its neighbours; with `source`, the document from its start.

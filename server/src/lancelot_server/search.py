@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from lancelot_server.rows import Hit, source_of, to_hit
@@ -18,6 +19,38 @@ from lancelot_server.store import Layout
 # substring match uses the first ones. Assistants send a few words; the cap only bounds a hostile query.
 MAX_SUBSTRING_WORDS = 64
 SCAN_BATCH_ROWS = 8192
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a reply holds: `limit` hits, only from sources under `prefix`, at most `per_document` per document."""
+
+    limit: int
+    prefix: str | None = None
+    per_document: int | None = None
+
+    def pool(self, depth: int) -> Wanted:
+        """A deeper candidate list for fusion: at least `depth` hits, the per-document cap left to the fused list."""
+        return replace(self, limit=max(self.limit, depth), per_document=None)
+
+
+def capped(rows: list[Any], per_document: int | None, limit: int, source: Callable[[Any], Any]) -> list[Any]:
+    """The first `limit` of `rows` (best first), skipping a row once its document already has `per_document`.
+
+    A row without a source is a document of its own.
+    """
+    if per_document is None:
+        return rows[:limit]
+    counts: dict[Any, int] = {}
+    chosen = []
+    for row in rows:
+        document = source(row)
+        if document is None or counts.get(document, 0) < per_document:
+            counts[document] = counts.get(document, 0) + 1
+            chosen.append(row)
+            if len(chosen) == limit:
+                break
+    return chosen
 
 
 def has_fts_index(table: Any, text_column: str) -> bool:
@@ -45,23 +78,32 @@ def _under(prefix: str | None, table_layout: Layout) -> Callable[[dict[str, Any]
 
 
 def _ranked(
-    fetch: Callable[[int], Any], score_column: str, limit: int, prefix: str | None, table_layout: Layout
+    fetch: Callable[[int], Any], score_column: str, wanted: Wanted, table_layout: Layout, *, lower_is_better: bool
 ) -> list[Hit]:
-    """Hits from a ranked LanceDB query, filtered by path prefix in Python.
+    """Hits from a ranked LanceDB query, filtered by path prefix and capped per document in Python.
 
-    With a prefix, more than `limit` rows are fetched, doubling until enough pass or the ranking runs out.
+    With a prefix or a cap, more than `limit` rows are fetched, four times more each round, until enough
+    pass or the ranking runs out: the cap never shortens a reply while other documents still match.
+    Equal scores are ordered by id, so the same query gives the same order.
     """
-    keep = _under(prefix, table_layout)
-    want = limit if prefix is None else max(limit * 4, 50)
+    keep = _under(wanted.prefix, table_layout)
+    filtered = wanted.prefix is not None or wanted.per_document is not None
+    want = max(wanted.limit * 4, 50) if filtered else wanted.limit
+    sign = 1 if lower_is_better else -1
     while True:
         rows = fetch(want).to_pylist()
-        kept = [row for row in rows if keep(row)]
-        if len(kept) >= limit or len(rows) < want:
-            return [to_hit(row, table_layout, row[score_column]) for row in kept[:limit]]
+        rows.sort(key=lambda row: (sign * row[score_column], str(row.get(table_layout.id or "", ""))))
+        kept = capped([row for row in rows if keep(row)], wanted.per_document, wanted.limit, _source(table_layout))
+        if len(kept) >= wanted.limit or len(rows) < want:
+            return [to_hit(row, table_layout, row[score_column]) for row in kept]
         want *= 4
 
 
-def bm25(table: Any, table_layout: Layout, query: str, limit: int, prefix: str | None) -> list[Hit]:
+def _source(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
+    return lambda row: source_of(row, table_layout)
+
+
+def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
     """Full-text search with the table's inverted index; score is BM25, higher is better."""
     from lancedb.query import MatchQuery
 
@@ -71,10 +113,10 @@ def bm25(table: Any, table_layout: Layout, query: str, limit: int, prefix: str |
         columns = [*table_layout.readable, "_score"]
         return table.search(match, query_type="fts").select(columns).limit(count).to_arrow()
 
-    return _ranked(fetch, "_score", limit, prefix, table_layout)
+    return _ranked(fetch, "_score", wanted, table_layout, lower_is_better=False)
 
 
-def vector(table: Any, table_layout: Layout, embedding: list[float], limit: int, prefix: str | None) -> list[Hit]:
+def vector(table: Any, table_layout: Layout, embedding: list[float], wanted: Wanted) -> list[Hit]:
     """Nearest rows by cosine distance; score is the distance, lower is closer."""
 
     def fetch(count: int) -> Any:
@@ -86,7 +128,7 @@ def vector(table: Any, table_layout: Layout, embedding: list[float], limit: int,
             .to_arrow()
         )
 
-    return _ranked(fetch, "_distance", limit, prefix, table_layout)
+    return _ranked(fetch, "_distance", wanted, table_layout, lower_is_better=True)
 
 
 def source_array(batch: Any, table_layout: Layout) -> Any:
@@ -107,10 +149,11 @@ def batches(table: Any, columns: list[str]) -> Iterator[Any]:
     yield from reader
 
 
-def substring(table: Any, table_layout: Layout, query: str, limit: int, prefix: str | None) -> list[Hit]:
+def substring(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
     """Case-insensitive literal match of each query word; score is the share of words found, higher is better.
 
-    Scans the table batch by batch in Arrow, keeping only each batch's best `limit` rows; ties keep table order.
+    Scans the table batch by batch in Arrow, keeping only each batch's best `limit` rows (capped per document
+    within the batch: a document's passages sit together in a table lancelot-index wrote); ties keep table order.
     """
     import pyarrow as pa
 
@@ -120,19 +163,17 @@ def substring(table: Any, table_layout: Layout, query: str, limit: int, prefix: 
     best: list[Any] = []
     offset = 0
     for batch in batches(table, table_layout.readable):
-        chosen = _best_in_batch(batch, table_layout, words, limit, prefix, offset)
+        chosen = _best_in_batch(batch, table_layout, words, wanted, offset)
         if chosen is not None:
             best.append(chosen)
         offset += batch.num_rows
     if not best:
         return []
-    top = _top(pa.concat_tables(best), limit)
+    top = _top(pa.concat_tables(best), wanted, table_layout)
     return [to_hit(row, table_layout, row["_found"] / len(words)) for row in top.to_pylist()]
 
 
-def _best_in_batch(
-    batch: Any, table_layout: Layout, words: list[str], limit: int, prefix: str | None, offset: int
-) -> Any:
+def _best_in_batch(batch: Any, table_layout: Layout, words: list[str], wanted: Wanted, offset: int) -> Any:
     """The batch's best `limit` matching rows with `_found` (words found) and `_position` (row in the table)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -145,19 +186,29 @@ def _best_in_batch(
         found = hit if found is None else pc.add(found, hit)
     found = pc.fill_null(found, 0)
     keep = pc.greater(found, 0)
-    if prefix is not None:
-        keep = pc.and_(keep, pc.fill_null(pc.starts_with(source_array(batch, table_layout), prefix), False))
+    if wanted.prefix is not None:
+        under = pc.starts_with(source_array(batch, table_layout), wanted.prefix)
+        keep = pc.and_(keep, pc.fill_null(under, False))
     rows = pc.indices_nonzero(keep)
     if len(rows) == 0:
         return None
     scored = pa.Table.from_batches([batch.take(rows)])
     scored = scored.append_column("_found", pc.take(found, rows))
     scored = scored.append_column("_position", pc.add(pc.cast(rows, pa.int64()), offset))
-    return _top(scored, limit)
+    return _top(scored, wanted, table_layout)
 
 
-def _top(scored: Any, limit: int) -> Any:
+def _top(scored: Any, wanted: Wanted, table_layout: Layout) -> Any:
+    """The best `limit` rows of `scored`, at most `per_document` of each document."""
     import pyarrow.compute as pc
 
     order = pc.sort_indices(scored, sort_keys=[("_found", "descending"), ("_position", "ascending")])
-    return scored.take(order[:limit])
+    if wanted.per_document is None:
+        return scored.take(order[: wanted.limit])
+    sources = source_array(scored, table_layout).take(order).to_pylist()
+    chosen = capped(list(zip(order.to_pylist(), sources, strict=True)), wanted.per_document, wanted.limit, _second)
+    return scored.take([index for index, _ in chosen])
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]

@@ -30,6 +30,7 @@ from lancelot_server.replies import (
     VersionReply,
 )
 from lancelot_server.rows import Hit
+from lancelot_server.search import Wanted
 from lancelot_server.store import Layout, Store, damage, describe
 
 MAX_QUERY = 2000
@@ -38,8 +39,11 @@ SEARCH_LIMIT, QUERY_LIMIT = 5, 8
 MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
 MODES: tuple[str, ...] = get_args(Mode)
 # Hybrid search fuses this many hits (at least) from each of its two lists: deeper than `limit`, so that
-# a passage both lists rank moderately high can overtake one that only a single list ranks first.
-HYBRID_DEPTH = 20
+# a passage both lists rank moderately high can overtake one that only a single list ranks first; the
+# per-document cap applies to the fused list.
+HYBRID_DEPTH = 50
+# At most this many passages of one document in a reply, unless `perDocument` says otherwise.
+DEFAULT_PER_DOCUMENT = 2
 UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
 
 Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
@@ -47,7 +51,7 @@ Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
 log = structlog.get_logger("lancelot.tools")
 
 
-def _check(query: str, mode: str, limit: int) -> None:
+def _check(query: str, mode: str, limit: int, per_document: int) -> None:
     if not query.strip():
         raise InvalidRequest("The query is empty. Pass the words or question to search for.")
     if len(query) > MAX_QUERY:
@@ -56,6 +60,8 @@ def _check(query: str, mode: str, limit: int) -> None:
         raise InvalidRequest(f"Unknown mode {mode!r}; use one of {', '.join(MODES)}.")
     if not MIN_LIMIT <= limit <= MAX_LIMIT:
         raise InvalidRequest(f"limit must be between {MIN_LIMIT} and {MAX_LIMIT}; got {limit}.")
+    if not MIN_LIMIT <= per_document <= MAX_LIMIT:
+        raise InvalidRequest(f"perDocument must be between {MIN_LIMIT} and {MAX_LIMIT}; got {per_document}.")
 
 
 def _check_budget(budget: int) -> None:
@@ -83,13 +89,15 @@ class Tools:
         limit: int = SEARCH_LIMIT,
         table: str | None = None,
         path: str | None = None,
+        per_document: int = DEFAULT_PER_DOCUMENT,
     ) -> SearchReply:
-        _check(query, mode, limit)
+        _check(query, mode, limit, per_document)
         name = table or self.settings.table
         handle = self.store.table(name)
         table_layout = describe(handle.schema, self.settings.text_column, name)
+        wanted = Wanted(limit, path or None, per_document)
         with self._naming_damage(handle, name):
-            hits, search_type, text_match, note = self._run(handle, table_layout, query, mode, limit, path or None)
+            hits, search_type, text_match, note = self._run(handle, table_layout, query, mode, wanted)
         reply: dict[str, Any] = {"query": query, "mode": mode, "searchType": search_type}
         if text_match is not None:
             reply["textMatch"] = text_match
@@ -113,7 +121,7 @@ class Tools:
             log.warning("table damaged", table=name, missing=list(found.missing))
             raise self.store.unreadable(name, found) from exc
 
-    def _run(self, handle: Any, table_layout: Layout, query: str, mode: str, limit: int, path: str | None) -> Outcome:
+    def _run(self, handle: Any, table_layout: Layout, query: str, mode: str, wanted: Wanted) -> Outcome:
         """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why.
 
         The query leaves the machine (to the embedding endpoint) only on the vector and hybrid paths, and
@@ -125,15 +133,15 @@ class Tools:
                 self._check_vectors(table_layout)
                 if mode != "vector":
                     if search.has_fts_index(handle, table_layout.text):
-                        return self._hybrid(handle, table_layout, query, limit, path)
+                        return self._hybrid(handle, table_layout, query, wanted)
                     note = "hybrid search needs a full-text index, which the table lacks; used vector search instead."
-                hits = self._vector(handle, table_layout, query, limit, path)
+                hits = self._vector(handle, table_layout, query, wanted)
                 if hits or mode == "vector":
                     return hits, "vector", None, note
                 note = "vector search found nothing; used text search instead."
             except VectorSearchUnavailable as exc:
                 note = f"{exc}; used text search instead."
-        hits, text_match, text_note = self._text(handle, table_layout, query, limit, path)
+        hits, text_match, text_note = self._text(handle, table_layout, query, wanted)
         return hits, "text", text_match, _joined(note, text_note)
 
     def _check_vectors(self, table_layout: Layout) -> None:
@@ -158,28 +166,32 @@ class Tools:
             )
         return embedding
 
-    def _vector(self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None) -> list[Hit]:
-        return search.vector(handle, table_layout, self._embed(table_layout, query), limit, path)
+    def _vector(self, handle: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
+        return search.vector(handle, table_layout, self._embed(table_layout, query), wanted)
 
-    def _hybrid(self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None) -> Outcome:
-        """BM25 (or substring) and vector hits fused by reciprocal rank; score = fused relevance, higher is better."""
-        depth = max(limit, HYBRID_DEPTH)
-        nearest = search.vector(handle, table_layout, self._embed(table_layout, query), depth, path)
-        matched, text_match, note = self._text(handle, table_layout, query, depth, path)
+    def _hybrid(self, handle: Any, table_layout: Layout, query: str, wanted: Wanted) -> Outcome:
+        """BM25 (or substring) and vector hits fused by reciprocal rank; score = fused relevance, higher is better.
+
+        Both lists are `HYBRID_DEPTH` deep and uncapped; the per-document cap applies to the fused ranking.
+        """
+        pool = wanted.pool(HYBRID_DEPTH)
+        nearest = search.vector(handle, table_layout, self._embed(table_layout, query), pool)
+        matched, text_match, note = self._text(handle, table_layout, query, pool)
+        ranked = reciprocal_rank_fusion([matched, nearest], key=_identity)
         fused: list[Hit] = []
-        for hit, score in reciprocal_rank_fusion([matched, nearest], key=_identity, limit=limit):
+        for hit, score in search.capped(ranked, wanted.per_document, wanted.limit, _fused_source):
             hit = hit.copy()
             hit["score"] = round(score, 6)
             fused.append(hit)
         return fused, "hybrid", text_match, note
 
     def _text(
-        self, handle: Any, table_layout: Layout, query: str, limit: int, path: str | None
+        self, handle: Any, table_layout: Layout, query: str, wanted: Wanted
     ) -> tuple[list[Hit], TextMatch, str | None]:
         note: str | None = None
         if search.has_fts_index(handle, table_layout.text):
             try:
-                hits = search.bm25(handle, table_layout, query, limit, path)
+                hits = search.bm25(handle, table_layout, query, wanted)
             except Exception:
                 # Only a damaged index falls back; anything else (missing data too) is search()'s to name.
                 if not damage(handle).index_broken(table_layout.text):
@@ -189,7 +201,7 @@ class Tools:
             if hits:
                 return hits, "bm25", None
         # No index (an AnythingLLM table, --no-fts), or the tokenizer split the query into nothing useful.
-        return search.substring(handle, table_layout, query, limit, path), "substring", note
+        return search.substring(handle, table_layout, query, wanted), "substring", note
 
     # lancedb_query -------------------------------------------------------------------------------
     def query(
@@ -200,9 +212,10 @@ class Tools:
         table: str | None = None,
         path: str | None = None,
         budget: int = DEFAULT_BUDGET,
+        per_document: int = DEFAULT_PER_DOCUMENT,
     ) -> str:
         _check_budget(budget)
-        return markdown.render(self.search(query, mode, limit, table, path), budget)
+        return markdown.render(self.search(query, mode, limit, table, path, per_document), budget)
 
     # lancedb_read --------------------------------------------------------------------------------
     def read(
@@ -304,6 +317,10 @@ def _joined(*notes: str | None) -> str | None:
     """Several notes as one text, each a sentence."""
     present = [note[0].upper() + note[1:] if index else note for index, note in enumerate(n for n in notes if n)]
     return " ".join(present) or None
+
+
+def _fused_source(fused: tuple[Hit, float]) -> str | None:
+    return fused[0]["source"]
 
 
 def _identity(hit: Hit) -> tuple[Any, ...]:
