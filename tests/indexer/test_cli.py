@@ -156,7 +156,7 @@ def test_a_progress_bar_is_drawn_on_a_terminal(docs, tmp_path):
 
 def test_the_session_database_fixture_is_searchable(indexed_db):
     table = lancedb.connect(indexed_db).open_table("documents")
-    assert table.search("puncture", query_type="fts").limit(1).to_list()
+    assert table.search("puncture", query_type="fts", fts_columns="text").limit(1).to_list()
 
 
 # Whether structlog was imported by the run, printed after it; a fresh process, since tests import it.

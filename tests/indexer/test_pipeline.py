@@ -18,7 +18,10 @@ def rows(db, table="documents"):
 
 
 def fts(db, query, table="documents"):
-    return [row["id"] for row in lancedb.connect(db).open_table(table).search(query, query_type="fts").to_list()]
+    return [
+        row["id"]
+        for row in lancedb.connect(db).open_table(table).search(query, query_type="fts", fts_columns="text").to_list()
+    ]
 
 
 def test_the_fixture_folder_becomes_rows_that_follow_every_rule(docs, tmp_path):

@@ -58,7 +58,7 @@ def test_sigkill_during_a_large_write_leaves_the_previous_table_complete(tmp_pat
     assert process.returncode == -signal.SIGKILL, "the indexer finished before it could be killed"
     assert snapshot(db) == before
     table = lancedb.connect(db).open_table("documents")
-    assert len(table.search("spokes", query_type="fts").limit(5000).to_list()) == len(before)
+    assert len(table.search("spokes", query_type="fts", fts_columns="text").limit(5000).to_list()) == len(before)
     # The next run succeeds and clears what the killed one left behind.
     build(small_docs(tmp_path / "small", edition=1), db)
     assert not list((db / "documents.lance").rglob(".tmp*"))
@@ -130,7 +130,7 @@ def test_rebuilds_that_change_everything_stay_bounded_while_a_reader_searches(tm
         table = lancedb.connect(db, read_consistency_interval=timedelta(seconds=0.2)).open_table("documents")
         while not stop.is_set():
             try:
-                hits = table.search("gears", query_type="fts").limit(10_000).to_list()
+                hits = table.search("gears", query_type="fts", fts_columns="text").limit(10_000).to_list()
                 assert len(hits) == expected
                 assert table.count_rows() == expected
                 searches += 1

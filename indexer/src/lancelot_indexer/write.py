@@ -38,8 +38,7 @@ import pyarrow as pa
 from lancelot_indexer.errors import DatabaseError
 from lancelot_schema import layout
 
-# The name lancedb gives an index on `text`, so that `table.index_stats("text_idx")` finds it.
-INDEX_NAME = f"{layout.TEXT}_idx"
+# Indexes are named as lancedb names them (`text_idx`), so that `table.index_stats("text_idx")` finds them.
 # English stemming, lower-casing, ASCII folding, positions for phrase queries (lancedb's FTS options).
 FTS_PARAMS: dict[str, Any] = {
     "with_position": True,
@@ -186,23 +185,27 @@ def _merge(dataset: lance.LanceDataset, data: pa.Table) -> None:
     )
 
 
-def _text_index(dataset: lance.LanceDataset) -> Any:
-    return next((index for index in dataset.describe_indices() if index.field_names == [layout.TEXT]), None)
+def _full_text_index(dataset: lance.LanceDataset, column: str) -> Any:
+    return next((index for index in dataset.describe_indices() if index.field_names == [column]), None)
 
 
 def _update_fts(dataset: lance.LanceDataset, fts: bool, *, compact: bool) -> bool:
-    index = _text_index(dataset)
-    if index is not None and not fts:
-        dataset.drop_index(index.name)
+    """The full-text indexes on text, title and heading, with our tokenizer options; none with `fts=False`."""
+    indexes = {column: _full_text_index(dataset, column) for column in layout.FULL_TEXT_COLUMNS}
+    if not fts:
+        for index in indexes.values():
+            if index is not None and index.type_url.endswith("InvertedIndexDetails"):
+                dataset.drop_index(index.name)
     if compact:
         # Rewrites fragments left sparse by the merge (what keeps repeated rebuilds small).
         dataset.optimize.compact_files()
     if not fts:
         return False
-    details = index.details if index is not None and index.type_url.endswith("InvertedIndexDetails") else {}
-    if any(details.get(key) != value for key, value in FTS_PARAMS.items()):
-        name = index.name if index is not None else INDEX_NAME
-        dataset.create_scalar_index(layout.TEXT, "INVERTED", name=name, replace=True, **FTS_PARAMS)
+    for column, index in indexes.items():
+        details = index.details if index is not None and index.type_url.endswith("InvertedIndexDetails") else {}
+        if any(details.get(key) != value for key, value in FTS_PARAMS.items()):
+            name = index.name if index is not None else f"{column}_idx"
+            dataset.create_scalar_index(column, "INVERTED", name=name, replace=True, **FTS_PARAMS)
     return True
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from lancelot_schema import layout
 from lancelot_server.rows import Hit, source_of, to_hit
 from lancelot_server.store import Layout
 
@@ -53,8 +54,18 @@ def capped(rows: list[Any], per_document: int | None, limit: int, source: Callab
     return chosen
 
 
+# How much a match in the document's title and in the passage's heading trail adds to a match in its text
+# (BM25 scores summed), chosen by measurement: docs/decisions.md, "Ranking".
+FIELD_BOOSTS: dict[str, float] = {layout.TITLE: 0.25, layout.HEADING: 0.5}
+
+
+def fts_columns(table: Any) -> set[str]:
+    """The columns the table has a full-text index on."""
+    return {index.columns[0] for index in table.list_indices() if index.index_type == "FTS" and len(index.columns) == 1}
+
+
 def has_fts_index(table: Any, text_column: str) -> bool:
-    return any(index.index_type == "FTS" and list(index.columns) == [text_column] for index in table.list_indices())
+    return text_column in fts_columns(table)
 
 
 def query_words(query: str) -> list[str]:
@@ -104,12 +115,23 @@ def _source(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
 
 
 def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
-    """Full-text search with the table's inverted index; score is BM25, higher is better."""
-    from lancedb.query import MatchQuery
+    """Full-text search with the table's inverted indexes; score is BM25, higher is better.
+
+    Where the table also has full-text indexes on the title and heading (layout 2), a passage scores the sum
+    of its text's BM25 and its title's and heading's, each weighted by `FIELD_BOOSTS`.
+    """
+    from lancedb.query import BooleanQuery, MatchQuery, Occur
+
+    # Match queries: the text is tokenized as data, no query syntax (AND, quotes, field:) is parsed.
+    match: Any = cast(Any, MatchQuery)(query, table_layout.text)
+    indexed = fts_columns(table)
+    fields = [(column, boost) for column, boost in FIELD_BOOSTS.items() if column in indexed and boost > 0]
+    if fields:
+        clauses = [(Occur.SHOULD, match)]
+        clauses += [(Occur.SHOULD, cast(Any, MatchQuery)(query, column, boost=boost)) for column, boost in fields]
+        match = BooleanQuery(clauses)
 
     def fetch(count: int) -> Any:
-        # A match query: the text is tokenized as data, no query syntax (AND, quotes, field:) is parsed.
-        match = cast(Any, MatchQuery)(query, table_layout.text)
         columns = [*table_layout.readable, "_score"]
         return table.search(match, query_type="fts").select(columns).limit(count).to_arrow()
 

@@ -172,14 +172,23 @@ class Tools:
     def _hybrid(self, handle: Any, table_layout: Layout, query: str, wanted: Wanted) -> Outcome:
         """BM25 (or substring) and vector hits fused by reciprocal rank; score = fused relevance, higher is better.
 
-        Both lists are `HYBRID_DEPTH` deep and uncapped; the per-document cap applies to the fused ranking.
+        Both lists are `HYBRID_DEPTH` deep and uncapped; the per-document cap applies to the fused ranking, and
+        the lists go four times deeper while it leaves the reply short and they may hold more.
         """
-        pool = wanted.pool(HYBRID_DEPTH)
-        nearest = search.vector(handle, table_layout, self._embed(table_layout, query), pool)
-        matched, text_match, note = self._text(handle, table_layout, query, pool)
-        ranked = reciprocal_rank_fusion([matched, nearest], key=_identity)
+        embedding = self._embed(table_layout, query)
+        depth = HYBRID_DEPTH
+        while True:
+            # Deeper lists while the cap leaves the fused reply short and either list may hold more.
+            pool = wanted.pool(depth)
+            nearest = search.vector(handle, table_layout, embedding, pool)
+            matched, text_match, note = self._text(handle, table_layout, query, pool)
+            ranked = reciprocal_rank_fusion([matched, nearest], key=_identity)
+            chosen = search.capped(ranked, wanted.per_document, wanted.limit, _fused_source)
+            if len(chosen) >= wanted.limit or max(len(matched), len(nearest)) < pool.limit:
+                break
+            depth *= 4
         fused: list[Hit] = []
-        for hit, score in search.capped(ranked, wanted.per_document, wanted.limit, _fused_source):
+        for hit, score in chosen:
             hit = hit.copy()
             hit["score"] = round(score, 6)
             fused.append(hit)

@@ -43,6 +43,9 @@ INDEXER_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 # The indexer's columns that hold 32-bit integers; every other one of INDEXER_COLUMNS holds text.
 INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END)
+# Columns the indexer builds a full-text (BM25) index on: text search matches a passage's text, its
+# document's title and its heading trail (layout 2; layout 1 indexed the text only).
+FULL_TEXT_COLUMNS: tuple[str, ...] = (TEXT, TITLE, HEADING)
 # Columns the indexer builds a scalar (B-tree) index on: reading a document filters on them.
 SCALAR_INDEXED_COLUMNS: tuple[str, ...] = (PATH, PASSAGE)
 

@@ -1,0 +1,53 @@
+"""Text search matches a passage's heading trail and its document's title as well as its text, and a table
+indexed before layout 2 (its text alone has a full-text index) answers every search as before."""
+
+from __future__ import annotations
+
+import lance
+import lancedb
+import pytest
+from tests.server import corpus
+
+from lancelot_indexer.write import FTS_PARAMS
+
+
+@pytest.fixture(scope="module")
+def sections_db(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sections")
+    filler = " ".join(f"spoke{n} tension and rim alignment" for n in range(60))
+    docs = {
+        "wheels.md": f"# Wheel building\n\n## Truing a wheel\n\n{filler}\n\n{filler}\n\n## Lacing\n\nCross three.\n",
+        "brakes.md": "# Brake care\n\nPads wear; a wheel rim brake needs clean rims.\n",
+    }
+    db = root / "db"
+    corpus.index(corpus.write_docs(root / "docs", docs), db, "--chunk-size", "600")
+    return db
+
+
+def test_a_query_that_names_only_a_heading_finds_the_passages_under_it(sections_db, make_tools):
+    rows = lancedb.connect(str(sections_db)).open_table("documents").to_arrow().to_pylist()
+    under = {row["id"] for row in rows if row["heading"] == "Wheel building > Truing a wheel"}
+    silent = {row["id"] for row in rows if row["id"] in under and "truing" not in row["text"].lower()}
+    assert silent, "the section runs over several passages; the later ones do not repeat its heading"
+    hits = make_tools(sections_db).search("truing", mode="text", limit=10, per_document=50)["hits"]
+    assert hits[0]["heading"] == "Wheel building > Truing a wheel"
+    assert silent <= {hit["id"] for hit in hits} and {hit["id"] for hit in hits} <= under
+
+
+def test_a_query_that_names_a_title_finds_its_page_first(sections_db, make_tools):
+    hits = make_tools(sections_db).search("wheel building", mode="text", limit=3, per_document=1)["hits"]
+    assert hits[0]["source"] == "wheels.md"
+
+
+def test_a_table_with_only_a_text_index_answers_every_search(sections_db, tmp_path, make_tools):
+    # As lancelot-index wrote it before layout 2: the same rows, one full-text index, on `text`.
+    rows = lancedb.connect(str(sections_db)).open_table("documents").to_arrow()
+    old = rows.select(["id", "path", "title", "heading", "text", "text_hash"])
+    dataset = lance.write_dataset(old, str(tmp_path / "db" / "documents.lance"))
+    dataset.create_scalar_index("text", "INVERTED", name="text_idx", **FTS_PARAMS)
+    tools = make_tools(tmp_path / "db")
+    for mode in ("auto", "text", "vector", "hybrid"):
+        reply = tools.search("rim alignment", mode=mode)
+        assert reply["searchType"] == "text" and reply["textMatch"] == "bm25" and reply["hits"], mode
+    assert tools.search("truing", mode="text")["hits"][0]["heading"] == "Wheel building > Truing a wheel"
+    assert tools.query("rim", budget=500).startswith("# Search results")
