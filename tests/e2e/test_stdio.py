@@ -101,7 +101,7 @@ def test_an_anythingllm_table_over_stdio(lancelot_db):
 
 def test_the_budget_leaves_out_whole_chunks_and_says_how_many(lancelot_db):
     async def session(client):
-        arguments = {"query": "the", "mode": "text", "limit": 10}
+        arguments = {"query": "chain patch workshop members air", "mode": "text", "limit": 10, "perDocument": 10}
         small = await call(client, "lancedb_query", {**arguments, "budget": 800})
         large = await call(client, "lancedb_query", {**arguments, "budget": 100_000})
         return small.content[0].text, large.content[0].text

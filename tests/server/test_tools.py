@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.server import corpus
 from tests.server.conftest import endpoint_tools
 
 from lancelot_schema import layout
@@ -42,14 +43,14 @@ def test_substring_runs_when_bm25_finds_nothing(lancelot_db, make_tools):
     reply = make_tools(lancelot_db).search("unct", mode="text")
     assert reply["textMatch"] == "substring"
     assert {hit["source"] for hit in reply["hits"]} == {"guide/puncture.md"}
-    assert all(hit["score"] == 1.0 for hit in reply["hits"])
+    assert all(hit["score"] == 0.5 for hit in reply["hits"])  # one word, found once: 1 × 1/2
 
 
 def test_a_table_without_an_index_gets_substring_search_scored_by_share_of_words(lancelot_db, make_tools):
     reply = make_tools(lancelot_db, LANCEDB_TABLE="plain").search("CHAIN recall zebra", mode="text", limit=10)
     assert (reply["table"], reply["textMatch"]) == ("plain", "substring")
     scores = [hit["score"] for hit in reply["hits"]]
-    assert scores[0] == pytest.approx(2 / 3)  # "chain" and "recall"; never "zebra"
+    assert scores[0] == pytest.approx(2 / 3 * 4 / 5)  # "chain" 3 times and "recall" once; never "zebra"
     assert scores == sorted(scores, reverse=True)
     assert "DEC-0054" in reply["hits"][0]["text"]
 
@@ -66,14 +67,32 @@ def test_nothing_found_is_an_empty_list(lancelot_db, make_tools):
 
 
 def test_limit_caps_the_hits(lancelot_db, make_tools):
-    assert make_tools(lancelot_db).search("the", mode="text", limit=2)["count"] == 2
+    assert make_tools(lancelot_db).search("chain patch hours", mode="text", limit=2)["count"] == 2
+
+
+@pytest.mark.parametrize("table", ["documents", "plain", "workspace"])
+def test_a_query_of_stop_words_only_gets_no_hits_and_a_note_saying_why(lancelot_db, make_tools, table):
+    reply = make_tools(lancelot_db).search("The, and OF the!", mode="text", table=table)
+    assert reply["hits"] == []
+    assert reply["note"] == (
+        "the query holds only words so common that text search leaves them out (the, and, of); "
+        "add a word that says what to look for."
+    )
+
+
+def test_a_punctuation_query_matches_literally_and_scores_by_how_often(tmp_path, make_tools):
+    docs = {"a.md": "# A\n\nUse a -> b, then b -> c, then c -> d.\n", "b.md": "# B\n\nOnly x -> y here.\n"}
+    corpus.index(corpus.write_docs(tmp_path / "docs", docs), tmp_path / "db")
+    hits = make_tools(tmp_path / "db").search("->", mode="text")["hits"]
+    assert [(hit["source"], hit["score"]) for hit in hits] == [("a.md", 0.75), ("b.md", 0.5)]
 
 
 def test_path_prefix_keeps_only_hits_under_it(lancelot_db, make_tools):
     tools = make_tools(lancelot_db)
     for table in ("documents", "plain"):
-        everywhere = tools.search("the", mode="text", table=table, limit=50)["hits"]
-        guide = tools.search("the", mode="text", table=table, limit=50, path="guide/")["hits"]
+        words = "chain patch workshop members"
+        everywhere = tools.search(words, mode="text", table=table, limit=50)["hits"]
+        guide = tools.search(words, mode="text", table=table, limit=50, path="guide/")["hits"]
         assert (
             {hit["source"] for hit in everywhere}
             > {hit["source"] for hit in guide}

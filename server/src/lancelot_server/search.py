@@ -68,6 +68,19 @@ def has_fts_index(table: Any, text_column: str) -> bool:
     return text_column in fts_columns(table)
 
 
+# The English stop words the full-text index leaves out (Lucene's list, as the index's English filter).
+STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
+    "they this to was will with".split()
+)
+
+
+def only_stop_words(query: str) -> list[str] | None:
+    """The query's words when every one is a stop word (BM25 sees nothing to match), else None."""
+    words = query_words(query)
+    return words if words and all(word in STOP_WORDS for word in words) else None
+
+
 def query_words(query: str) -> list[str]:
     """The distinct lower-case words of `query`, without surrounding punctuation unless that is all there is."""
     words: list[str] = []
@@ -172,7 +185,10 @@ def batches(table: Any, columns: list[str]) -> Iterator[Any]:
 
 
 def substring(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
-    """Case-insensitive literal match of each query word; score is the share of words found, higher is better.
+    """Case-insensitive literal match of each query word; higher scores are better.
+
+    Score: the share of the query's words found, times n/(n+1) for their n occurrences in all (0.5 for one
+    word found once, 0.75 three times; never 1).
 
     Scans the table batch by batch in Arrow, keeping only each batch's best `limit` rows (capped per document
     within the batch: a document's passages sit together in a table lancelot-index wrote); ties keep table order.
@@ -192,21 +208,23 @@ def substring(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> l
     if not best:
         return []
     top = _top(pa.concat_tables(best), wanted, table_layout)
-    return [to_hit(row, table_layout, row["_found"] / len(words)) for row in top.to_pylist()]
+    return [to_hit(row, table_layout, row["_score"]) for row in top.to_pylist()]
 
 
 def _best_in_batch(batch: Any, table_layout: Layout, words: list[str], wanted: Wanted, offset: int) -> Any:
-    """The batch's best `limit` matching rows with `_found` (words found) and `_position` (row in the table)."""
+    """The batch's best `limit` matching rows with `_score` and `_position` (row in the table)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     text = batch.column(table_layout.text)
     found: Any = None
+    occurrences: Any = None
     for word in words:
         # A literal pattern: Arrow quotes it for its regex engine when ignoring case.
-        hit = pc.cast(pc.match_substring(text, word, ignore_case=True), pa.int32())
+        count = pc.fill_null(pc.count_substring(text, word, ignore_case=True), 0)
+        hit = pc.cast(pc.greater(count, 0), pa.int32())
         found = hit if found is None else pc.add(found, hit)
-    found = pc.fill_null(found, 0)
+        occurrences = count if occurrences is None else pc.add(occurrences, count)
     keep = pc.greater(found, 0)
     if wanted.prefix is not None:
         under = pc.starts_with(source_array(batch, table_layout), wanted.prefix)
@@ -215,7 +233,11 @@ def _best_in_batch(batch: Any, table_layout: Layout, words: list[str], wanted: W
     if len(rows) == 0:
         return None
     scored = pa.Table.from_batches([batch.take(rows)])
-    scored = scored.append_column("_found", pc.take(found, rows))
+    share = pc.divide(pc.cast(pc.take(found, rows), pa.float64()), float(len(words)))
+    times = pc.cast(pc.take(occurrences, rows), pa.float64())
+    # The share of the query's words found, scaled by how often they occur: n occurrences keep n/(n+1) of
+    # it, so more words found always ranks higher, and among equals the passage that says them more often.
+    scored = scored.append_column("_score", pc.multiply(share, pc.divide(times, pc.add(times, 1.0))))
     scored = scored.append_column("_position", pc.add(pc.cast(rows, pa.int64()), offset))
     return _top(scored, wanted, table_layout)
 
@@ -224,7 +246,7 @@ def _top(scored: Any, wanted: Wanted, table_layout: Layout) -> Any:
     """The best `limit` rows of `scored`, at most `per_document` of each document."""
     import pyarrow.compute as pc
 
-    order = pc.sort_indices(scored, sort_keys=[("_found", "descending"), ("_position", "ascending")])
+    order = pc.sort_indices(scored, sort_keys=[("_score", "descending"), ("_position", "ascending")])
     if wanted.per_document is None:
         return scored.take(order[: wanted.limit])
     sources = source_array(scored, table_layout).take(order).to_pylist()

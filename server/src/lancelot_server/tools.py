@@ -198,6 +198,14 @@ class Tools:
         self, handle: Any, table_layout: Layout, query: str, wanted: Wanted
     ) -> tuple[list[Hit], TextMatch, str | None]:
         note: str | None = None
+        common = search.only_stop_words(query)
+        if common is not None:
+            # A substring match of "the" finds nearly every passage and ranks none: say so instead.
+            listed = ", ".join(common[:5])
+            return [], "bm25", (
+                f"the query holds only words so common that text search leaves them out ({listed}); "
+                "add a word that says what to look for."
+            )
         if search.has_fts_index(handle, table_layout.text):
             try:
                 hits = search.bm25(handle, table_layout, query, wanted)
