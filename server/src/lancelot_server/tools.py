@@ -202,9 +202,13 @@ class Tools:
         if common is not None:
             # A substring match of "the" finds nearly every passage and ranks none: say so instead.
             listed = ", ".join(common[:5])
-            return [], "bm25", (
-                f"the query holds only words so common that text search leaves them out ({listed}); "
-                "add a word that says what to look for."
+            return (
+                [],
+                "bm25",
+                (
+                    f"the query holds only words so common that text search leaves them out ({listed}); "
+                    "add a word that says what to look for."
+                ),
             )
         if search.has_fts_index(handle, table_layout.text):
             try:
