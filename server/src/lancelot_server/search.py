@@ -68,12 +68,20 @@ def has_fts_index(table: Any, text_column: str) -> bool:
     return text_column in fts_columns(table)
 
 
-# The English stop words the full-text index leaves out (Lucene's list, as the index's English filter).
+# The words the English full-text index leaves out: NLTK's list, matched after stemming, as measured on a
+# real index (tests/server/test_search_words.py checks each against one).
 # fmt: off
 STOP_WORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
-    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
-    "will", "with",
+    "a", "about", "after", "again", "against", "ain", "all", "am", "an", "and", "are", "aren", "as", "at", "be",
+    "been", "being", "below", "between", "both", "but", "by", "can", "couldn", "d", "did", "didn", "do", "doesn",
+    "doing", "don", "down", "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn", "have", "haven",
+    "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is",
+    "isn", "it", "its", "itself", "just", "ll", "m", "ma", "me", "mightn", "more", "most", "mostly", "mustn", "my",
+    "myself", "needn", "no", "nor", "not", "now", "o", "of", "off", "on", "or", "other", "others", "our", "ours",
+    "out", "over", "own", "re", "s", "same", "shan", "she", "should", "shouldn", "so", "some", "such", "t", "than",
+    "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to",
+    "too", "under", "until", "up", "ve", "was", "wasn", "we", "were", "weren", "what", "when", "where", "which",
+    "while", "who", "whom", "will", "with", "won", "wouldn", "y", "you", "your", "yours", "yourself",
 ))
 # fmt: on
 
