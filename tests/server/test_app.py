@@ -84,7 +84,7 @@ def test_search_parameters_declare_their_limits(lancelot_db):
     assert set(search["properties"]) == {"query", "mode", "limit", "table", "path", "perDocument"}
     assert set(query["properties"]) == {"query", "mode", "limit", "table", "path", "budget", "perDocument"}
     per_document = search["properties"]["perDocument"]
-    assert (per_document["minimum"], per_document["maximum"], per_document["default"]) == (1, 50, 2)
+    assert (per_document["minimum"], per_document["maximum"], per_document["default"]) == (1, 50, 1)
 
 
 def test_search_replies_with_json_text_and_matching_structured_content(lancelot_db):

@@ -34,8 +34,8 @@ def sources(reply):
 
 
 @pytest.mark.parametrize(("table", "match"), [("documents", "bm25"), ("plain", "substring")])
-def test_the_default_cap_keeps_one_page_from_crowding_out_the_others(crowded_db, make_tools, table, match):
-    reply = make_tools(crowded_db).search("sprocket", mode="text", limit=8, table=table)
+def test_the_cap_keeps_one_page_from_crowding_out_the_others(crowded_db, make_tools, table, match):
+    reply = make_tools(crowded_db).search("sprocket", mode="text", limit=8, table=table, per_document=2)
     assert reply["textMatch"] == match
     counts = Counter(sources(reply))
     assert counts["long.md"] == 2 and len(reply["hits"]) == 8
@@ -43,9 +43,9 @@ def test_the_default_cap_keeps_one_page_from_crowding_out_the_others(crowded_db,
 
 
 @pytest.mark.parametrize("table", ["documents", "plain"])
-def test_a_cap_of_one_still_fills_the_reply_from_deep_in_the_ranking(crowded_db, make_tools, table):
+def test_the_default_cap_of_one_still_fills_the_reply_from_deep_in_the_ranking(crowded_db, make_tools, table):
     # The first 50, 200 and 800 ranked passages are nearly all from long.md: the pool must deepen.
-    reply = make_tools(crowded_db).search("sprocket", mode="text", limit=7, table=table, per_document=1)
+    reply = make_tools(crowded_db).search("sprocket", mode="text", limit=7, table=table)
     assert len(reply["hits"]) == 7 and len(set(sources(reply))) == 7
 
 
@@ -72,7 +72,7 @@ def test_hybrid_fuses_uncapped_lists_and_caps_the_fused_ranking(tmp_path, make_t
     env = {"OPENAI_BASE_URL": embedding_server.url, "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": "test-8"}
     corpus.index(corpus.write_docs(tmp_path / "docs", docs), tmp_path / "db", "--embed", env=env)
     tools = endpoint_tools(make_tools, tmp_path / "db", embedding_server, table="documents")
-    reply = tools.search("chain", mode="hybrid", limit=6)
+    reply = tools.search("chain", mode="hybrid", limit=6, per_document=2)
     assert reply["searchType"] == "hybrid" and len(reply["hits"]) == 6
     assert Counter(sources(reply))["long.md"] == 2
     scores = [hit["score"] for hit in reply["hits"]]

@@ -56,7 +56,7 @@ def capped(rows: list[Any], per_document: int | None, limit: int, source: Callab
 
 # How much a match in the document's title and in the passage's heading trail adds to a match in its text
 # (BM25 scores summed), chosen by measurement: docs/decisions.md, "Ranking".
-FIELD_BOOSTS: dict[str, float] = {layout.TITLE: 0.25, layout.HEADING: 0.5}
+FIELD_BOOSTS: dict[str, float] = {layout.TITLE: 0.1, layout.HEADING: 0.1}
 
 
 def fts_columns(table: Any) -> set[str]:

@@ -43,7 +43,7 @@ MODES: tuple[str, ...] = get_args(Mode)
 # per-document cap applies to the fused list.
 HYBRID_DEPTH = 50
 # At most this many passages of one document in a reply, unless `perDocument` says otherwise.
-DEFAULT_PER_DOCUMENT = 2
+DEFAULT_PER_DOCUMENT = 1
 UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
 
 Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
