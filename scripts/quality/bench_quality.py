@@ -1,176 +1,171 @@
-"""Recall@10 and MRR@10 of text, vector and hybrid search with real semantic vectors (all-MiniLM-L6-v2).
+"""Retrieval quality before and after, in one run: hit@10, MRR@10, nDCG@10 and recall@10 per set and mode.
 
-Run by `scripts/bench-quality`, in the project's venv. Steps:
-1. start `model_server.py` (the real model behind an OpenAI-compatible endpoint) in the bench's venv;
-2. check the model serves sensible vectors through the openai client (a paraphrase is nearer than an
-   unrelated sentence); `--check-only` stops here;
-3. index the documents with `lancelot-index DOCS DB --embed`, OPENAI_BASE_URL pointing at the model;
-4. ask every labelled question in `queries.json` through the server's `lancedb_search` tool body in
-   each mode, and score the pages of the top 10 hits against the labels.
+Run by `scripts/bench-quality`, in the project's venv. The labelled sets are described in `sets.py`:
+our 60 PostgreSQL questions, and queries built from the general index of Python's manual.
+Two sides: the baseline (a worktree of `--baseline` with its own venv, `baseline.py`) and the current
+code (the working tree and .venv, or a worktree of `--current`). Each side indexes each corpus with its
+own `lancelot-index` and answers every query with its own server code (`evaluate.py`, run by that side's
+python). Text search needs no model; vector and hybrid bring up the real model (`model.py`) and index
+with `--embed`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import baseline
+import model
+import sets
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-MODEL = "all-MiniLM-L6-v2"
 MODES = ("text", "vector", "hybrid")
-K = 10
-
-SANITY = (
-    ("How do I reclaim disk space used by deleted rows?", "VACUUM reclaims storage occupied by dead tuples."),
-    ("How do I reclaim disk space used by deleted rows?", "The planner estimates the cost of each join order."),
-)
+METRICS = ("hit@10", "mrr@10", "ndcg@10", "recall@10")
 
 
-@contextmanager
-def model_endpoint(python: str) -> Iterator[str]:
-    """The model server as a subprocess of the bench venv's `python`; yields its base URL."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    command = [python, str(HERE / "model_server.py"), "--port", "0"]
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line.strip().isdigit():
-            raise SystemExit(f"the model server did not start (exit {proc.wait()})")
-        yield f"http://127.0.0.1:{int(line)}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def _env(url: str | None) -> dict[str, str]:
+    """The environment without any Lancelot or OpenAI setting of the caller's, plus the model's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "OPENAI_", "EMBEDDING_"))}
+    env.pop("PYTHONPATH", None)
+    return {
+        **env,
+        "EMBEDDING_MODEL": model.MODEL,
+        "OPENAI_API_KEY": "unused",
+        **({"OPENAI_BASE_URL": url} if url else {}),
+    }
 
 
-def cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    return dot / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
-
-
-def check_model(url: str) -> dict[str, float]:
-    """Embed a few sentences through the real openai client; the paraphrase must be the nearer one."""
-    import openai
-
-    with openai.OpenAI(api_key="unused", base_url=url, max_retries=0) as client:
-        started = time.perf_counter()
-        texts = [SANITY[0][0], SANITY[0][1], SANITY[1][1]]
-        vectors = [item.embedding for item in client.embeddings.create(model=MODEL, input=texts).data]
-        seconds = time.perf_counter() - started
-    width = len(vectors[0])
-    near, far = cosine(vectors[0], vectors[1]), cosine(vectors[0], vectors[2])
-    print(f"model check: width {width}; cosine(question, answer) {near:.3f} > cosine(question, unrelated) {far:.3f}")
-    if width != 384 or not near > far + 0.1:
-        raise SystemExit("the model endpoint answers vectors that make no sense; stopping")
-    return {"width": width, "near": near, "far": far, "seconds": seconds}
-
-
-def index(docs: str, db: Path, url: str, embed: bool) -> float:
-    env = {**os.environ, "OPENAI_BASE_URL": url, "EMBEDDING_MODEL": MODEL, "OPENAI_API_KEY": "unused"}
-    command = [str(ROOT / ".venv/bin/lancelot-index"), docs, str(db), "--quiet", *(["--embed"] if embed else [])]
+def index(side: baseline.Side, spec: dict[str, Any], db: Path, url: str | None, reuse: bool) -> float:
+    """Index the set's corpus with the side's own lancelot-index (`--embed` when `url`); seconds taken.
+    With the model's cache warm this is not an indexing speed: compare speeds with scripts/bench-index."""
+    stamp = db.parent / f"{db.name}.stamp.json"
+    if reuse and stamp.exists():
+        known = json.loads(stamp.read_text(encoding="utf-8"))
+        if known["embed"] or not url:
+            print(f"  reusing {db} (built at {known['commit']})")
+            return float(known["seconds"])
+    shutil.rmtree(db, ignore_errors=True)
+    excludes = [arg for glob in spec["exclude"] for arg in ("--exclude", glob)]
+    command = [str(side.bin / "lancelot-index"), spec["docs"], str(db), "--quiet", *excludes]
+    command += ["--embed"] if url else []
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, env=_env(url), capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"lancelot-index failed ({done.returncode}):\n{done.stderr}")
-    return time.perf_counter() - started
+        raise SystemExit(f"{side.name}: lancelot-index failed ({done.returncode}):\n{done.stderr}")
+    seconds = time.perf_counter() - started
+    stamp.write_text(json.dumps({"embed": bool(url), "seconds": seconds, "commit": side.commit}), encoding="utf-8")
+    return seconds
 
 
-def score(ranked_pages: list[str], relevant: list[str]) -> tuple[float, float]:
-    """(recall@K, reciprocal rank@K) of one query: pages of the top K hits against the labelled pages."""
-    top = ranked_pages[:K]
-    recall = len(set(top) & set(relevant)) / len(relevant)
-    first = next((rank for rank, page in enumerate(top, start=1) if page in relevant), None)
-    return recall, (1.0 / first if first else 0.0)
+def evaluate(side: baseline.Side, name: str, spec: dict[str, Any], db: Path, modes: list[str], url: str | None) -> Any:
+    """The set's metrics per mode, computed by `evaluate.py` under the side's own python and code."""
+    out = db.parent / f"{name}.scores.json"
+    command = [str(side.bin / "python"), str(HERE / "evaluate.py"), "--db", str(db), "--queries", spec["file"]]
+    command += ["--modes", ",".join(modes), "--model", model.MODEL, "--out", str(out)]
+    command += ["--url", url] if url else []
+    done = subprocess.run(command, env=_env(url), cwd=side.tree, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{side.name}: evaluation failed ({done.returncode}):\n{done.stderr}")
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
-def evaluate(db: Path, url: str, queries: list[dict[str, Any]], modes: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    from lancelot_schema.settings import resolve
-    from lancelot_server.store import Store
-    from lancelot_server.tools import Tools
+def facts(sides: list[baseline.Side]) -> list[str]:
+    cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), "?")
+    versions = []
+    for side in sides:
+        probe = [str(side.bin / "python"), "-c", "import lancedb; print(lancedb.__version__)"]
+        lancedb = subprocess.run(probe, capture_output=True, text=True, check=False).stdout.strip()
+        versions.append(f"{side.name}: lancedb {lancedb}")
+    return [
+        f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, load average "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "; ".join(versions),
+    ]
 
-    settings = resolve(
-        {"LANCEDB_PATH": str(db), "OPENAI_BASE_URL": url, "EMBEDDING_MODEL": MODEL, "OPENAI_API_KEY": "unused"}
-    )
-    tools = Tools(Store(settings.db_path), settings)
-    results: dict[str, dict[str, float]] = {}
-    try:
-        for mode in modes:
-            recalls, ranks, fallbacks, seconds = [], [], 0, 0.0
-            for item in queries:
-                started = time.perf_counter()
-                reply = tools.search(item["query"], mode=mode, limit=K)
-                seconds += time.perf_counter() - started
-                fallbacks += reply["searchType"] != mode
-                recall, rank = score([hit["source"] for hit in reply["hits"]], item["relevant"])
-                recalls.append(recall)
-                ranks.append(rank)
-            results[mode] = {
-                "recall@10": sum(recalls) / len(recalls),
-                "mrr@10": sum(ranks) / len(ranks),
-                "fallbacks": fallbacks,
-                "ms_per_query": 1000 * seconds / len(queries),
-            }
-    finally:
-        tools.close()
-    return results
+
+def table(chosen: dict[str, dict[str, Any]], scores: dict[tuple[str, str], Any], sides: list[baseline.Side]) -> str:
+    rows = ["| set | search | code | hit@10 | MRR@10 | nDCG@10 | recall@10 | fell back | ms/query |", "|---" * 9 + "|"]
+    for name, spec in chosen.items():
+        for m, mode in enumerate(scores[(sides[0].name, name)]):
+            for i, side in enumerate(sides):
+                r = scores[(side.name, name)][mode]
+                label = f"{name} ({len(spec['queries'])})" if m == 0 and i == 0 else ""
+                code = side.name if side.commit in side.name else f"{side.name} {side.commit}"
+                cells = [label, mode if i == 0 else "", code, *(f"{r[k]:.3f}" for k in METRICS)]
+                cells += [str(r["fallbacks"]), f"{r['ms_per_query']:.0f}"]
+                rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model-python", required=True, help="python of the venv with torch and the model")
-    parser.add_argument("--queries", default=str(HERE / "queries.json"))
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated; `text` alone needs no model")
+    parser.add_argument("--sets", default=",".join(sets.NAMES), help="comma-separated: " + ", ".join(sets.NAMES))
+    parser.add_argument("--baseline", default="888f04f", help="git revision to compare with, or `none`")
+    parser.add_argument(
+        "--current", help="git revision to measure as current (a clean worktree), instead of the working tree"
+    )
+    parser.add_argument("--size", type=int, default=400, help="queries sampled from the Python index")
+    parser.add_argument("--seed", type=int, default=13, help="seed of that sample")
     parser.add_argument("--work", default=str(ROOT / "bench-work/quality"))
     parser.add_argument("--check-only", action="store_true", help="only check that the model serves sensible vectors")
-    parser.add_argument("--text-only", action="store_true", help="index without --embed; score text search alone")
-    parser.add_argument(
-        "--reuse-index", action="store_true", help="score the database a previous run built (no indexing)"
-    )
+    parser.add_argument("--reuse-index", action="store_true", help="score the databases a previous run built")
     args = parser.parse_args()
-    from lancelot_schema import logs
-
-    logs.configure("WARNING")
-    spec = json.loads(Path(args.queries).read_text(encoding="utf-8"))
-    db = Path(args.work) / "db"
-    with model_endpoint(args.model_python) as url:
-        check = check_model(url)
-        if args.check_only:
-            return
-        if args.reuse_index and (db / "documents.lance").is_dir():
-            seconds = json.loads((Path(args.work) / "results.json").read_text(encoding="utf-8"))["index_seconds"]
-            print(f"scoring the database of the previous run ({db})")
-        else:
-            shutil.rmtree(db, ignore_errors=True)
-            seconds = index(spec["docs"], db, url, embed=not args.text_only)
-            print(
-                f"indexed {spec['package']}"
-                + ("" if args.text_only else f" with --embed ({MODEL})")
-                + f" in {seconds:.0f} s"
-            )
-            # Written now, so that --reuse-index finds the indexing time if scoring fails.
-            (Path(args.work) / "results.json").write_text(
-                json.dumps({"index_seconds": seconds}) + "\n", encoding="utf-8"
-            )
-        results = evaluate(db, url, spec["queries"], ("text",) if args.text_only else MODES)
-    print(f"\n{len(spec['queries'])} labelled questions over {spec['package']}; top {K} hits scored by page\n")
-    print("| search | recall@10 | MRR@10 | fell back | ms/query |")
-    print("|---|---|---|---|---|")
-    for mode, r in results.items():
-        print(f"| {mode} | {r['recall@10']:.3f} | {r['mrr@10']:.3f} | {r['fallbacks']:.0f} | {r['ms_per_query']:.0f} |")
-    out = Path(args.work) / "results.json"
-    out.write_text(
-        json.dumps({"model_check": check, "index_seconds": seconds, "results": results}, indent=1) + "\n",
-        encoding="utf-8",
-    )
+    command = "scripts/bench-quality " + " ".join(sys.argv[1:])
+    modes = [mode for mode in args.modes.split(",") if mode]
+    if not modes or set(modes) - set(MODES):
+        raise SystemExit(f"--modes takes text, vector, hybrid; got {args.modes!r}")
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with ExitStack() as stack:
+        url, check = None, None
+        if args.check_only or set(modes) - {"text"}:
+            python = model.ensure_venv(work / "venv")
+            url = stack.enter_context(model.endpoint(python, work / "embeddings.sqlite"))
+            check = model.check(url)
+            if args.check_only:
+                return
+        chosen = sets.load(args.sets.split(","), work, args.size, args.seed)
+        sides = [] if args.baseline == "none" else [baseline.prepare(args.baseline, work)]
+        sides.append(baseline.prepare(args.current, work, "current") if args.current else baseline.current())
+        scores, seconds = {}, {}
+        for side in sides:
+            dbs: dict[str, Path] = {}  # the Python sets share one corpus: index it once per side
+            for name, spec in chosen.items():
+                db = work / "db" / side.name.replace(" ", "-") / spec["package"]
+                if spec["package"] not in dbs:
+                    db.parent.mkdir(parents=True, exist_ok=True)
+                    seconds[(side.name, spec["package"])] = took = index(side, spec, db, url, args.reuse_index)
+                    print(f"{side.name}: indexed {spec['package']}{' with --embed' if url else ''} in {took:.0f} s")
+                    dbs[spec["package"]] = db
+                scores[(side.name, name)] = evaluate(side, name, spec, db, modes, url)
+        sides = [baseline.recheck(side) for side in sides]
+    print(f"\nCommand: `{command}` ({time.perf_counter() - started:.0f} s); top 10 hits scored by page")
+    for line in facts(sides):
+        print(line)
+    print()
+    print(table(chosen, scores, sides))
+    out = work / "results.json"
+    payload = {
+        "command": command,
+        "model_check": check,
+        "sides": [vars(side) | {"tree": str(side.tree), "bin": str(side.bin)} for side in sides],
+        "index_seconds": {f"{s} / {n}": v for (s, n), v in seconds.items()},
+        "scores": {f"{s} / {n}": v for (s, n), v in scores.items()},
+    }
+    out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     print(f"\n(also in {out})")
 
 
