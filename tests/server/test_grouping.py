@@ -79,8 +79,40 @@ def test_hybrid_fuses_uncapped_lists_and_caps_the_fused_ranking(tmp_path, make_t
     assert scores == sorted(scores, reverse=True)
 
 
+def test_hybrid_with_one_passage_per_page_ranks_pages_and_fills_the_reply(tmp_path, make_tools, embedding_server):
+    docs = {"long.md": "# Chains\n\n" + "\n\n".join(f"## Link {n}\n\nChain link {n} wears." for n in range(80))}
+    docs |= {f"other{n}.md": f"# Other {n}\n\nA chain is mentioned here, page {n}.\n" for n in range(4)}
+    env = {"OPENAI_BASE_URL": embedding_server.url, "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": "test-8"}
+    corpus.index(corpus.write_docs(tmp_path / "docs", docs), tmp_path / "db", "--embed", env=env)
+    tools = endpoint_tools(make_tools, tmp_path / "db", embedding_server, table="documents")
+    reply = tools.search("chain", mode="hybrid", limit=5)
+    assert reply["searchType"] == "hybrid"
+    assert sorted(sources(reply)) == ["long.md", "other0.md", "other1.md", "other2.md", "other3.md"]
+
+
 def test_per_document_out_of_range_is_refused(crowded_db, make_tools):
     from lancelot_server.errors import InvalidRequest
 
     with pytest.raises(InvalidRequest, match="perDocument must be between 1 and 50; got 0"):
         make_tools(crowded_db).search("sprocket", per_document=0)
+
+
+def _hit(source, number):
+    return {"id": f"{source}#{number}", "title": None, "source": source, "heading": None, "text": "", "score": 0.0,
+            "metadata": {}}  # fmt: skip
+
+
+def test_with_one_passage_per_page_a_pages_two_best_passages_fuse_and_outrank_a_page_both_lists_rank_second():
+    from lancelot_server.tools import fused_ranking
+
+    # Page a: passage 1 first in text search, passage 2 first in vector search. Page b: second in both.
+    matched = [_hit("a.md", 1), _hit("b.md", 0)]
+    nearest = [_hit("a.md", 2), _hit("b.md", 0)]
+    pages = fused_ranking(matched, nearest, 1, 5)
+    assert [(hit["id"], round(score, 6)) for hit, score in pages] == [
+        ("a.md#1", round(2 / 61, 6)),  # shown by its text-search passage
+        ("b.md#0", round(2 / 62, 6)),
+    ]
+    # Fusing passages instead, b's one passage ranked second twice beats each of a's passages.
+    passages = fused_ranking(matched, nearest, 2, 5)
+    assert [hit["id"] for hit, _ in passages] == ["b.md#0", "a.md#1", "a.md#2"]

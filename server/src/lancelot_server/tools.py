@@ -40,8 +40,9 @@ MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
 MODES: tuple[str, ...] = get_args(Mode)
 # Hybrid search fuses this many hits (at least) from each of its two lists: deeper than `limit`, so that
 # a passage both lists rank moderately high can overtake one that only a single list ranks first; the
-# per-document cap applies to the fused list.
-HYBRID_DEPTH = 50
+# per-document cap applies to the fused list. Measured against 10 and 50 (docs/decisions.md, "Ranking"):
+# deeper lists let pages both lists rank middling outvote one list's clear first (a PEP by its number).
+HYBRID_DEPTH = 20
 # At most this many passages of one document in a reply, unless `perDocument` says otherwise.
 DEFAULT_PER_DOCUMENT = 1
 UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
@@ -182,8 +183,7 @@ class Tools:
             pool = wanted.pool(depth)
             nearest = search.vector(handle, table_layout, embedding, pool)
             matched, text_match, note = self._text(handle, table_layout, query, pool)
-            ranked = reciprocal_rank_fusion([matched, nearest], key=_identity)
-            chosen = search.capped(ranked, wanted.per_document, wanted.limit, _fused_source)
+            chosen = fused_ranking(matched, nearest, wanted.per_document, wanted.limit)
             if len(chosen) >= wanted.limit or max(len(matched), len(nearest)) < pool.limit:
                 break
             depth *= 4
@@ -338,6 +338,33 @@ def _joined(*notes: str | None) -> str | None:
     """Several notes as one text, each a sentence."""
     present = [note[0].upper() + note[1:] if index else note for index, note in enumerate(n for n in notes if n)]
     return " ".join(present) or None
+
+
+def fused_ranking(
+    matched: list[Hit], nearest: list[Hit], per_document: int | None, limit: int
+) -> list[tuple[Hit, float]]:
+    """Text and vector hits fused by reciprocal rank, at most `per_document` per document, best first.
+
+    With one passage per document, documents are ranked: each list keeps its best passage of a page and a
+    page's entries in both lists fuse (it is shown by its text-search passage when it has one), so its many
+    middling passages cannot outvote another page's best one. With a higher cap, passages are fused and the
+    fused ranking is capped.
+    """
+    lists, key = [matched, nearest], _identity
+    if per_document == 1:
+        lists = [search.capped(hits, 1, len(hits), _source_of_hit) for hits in lists]
+        key = _page
+    ranked = reciprocal_rank_fusion(lists, key=key)
+    return search.capped(ranked, per_document, limit, _fused_source)
+
+
+def _source_of_hit(hit: Hit) -> str | None:
+    return hit["source"]
+
+
+def _page(hit: Hit) -> tuple[Any, ...]:
+    """What makes two hits the same document: its source (a hit without one is a document of its own)."""
+    return (hit["source"],) if hit["source"] is not None else _identity(hit)
 
 
 def _fused_source(fused: tuple[Hit, float]) -> str | None:
