@@ -72,9 +72,7 @@ def build(rows: int) -> Path:
         # A `bench` cut by an older version of this script only needs cutting again when the indexed manuals
         # are of the current layout; manuals indexed by an older indexer are indexed again.
         if "documents" in tables and _current(connection, "documents"):
-            print(
-                f"{db}: `bench` lacks the current layout's columns or B-tree indexes; cutting it again", file=sys.stderr
-            )
+            print(f"{db}: `bench` lacks the current layout's columns or indexes; cutting it again", file=sys.stderr)
             _cut(db, rows)
             return db
         shutil.rmtree(db)
@@ -112,13 +110,13 @@ def _index(docs: Path, db: Path) -> None:
 
 
 def _current(connection: Any, table: str) -> bool:
-    """Whether `table` has every column the indexer writes and the B-tree indexes a read looks rows up by."""
+    """Whether `table` has every column the indexer writes and every index it builds (B-tree and full text)."""
     from lancelot_schema import layout
 
     handle = connection.open_table(table)
     indexed = {tuple(index.columns) for index in handle.list_indices()}
-    looks_up = all((column,) in indexed for column in layout.SCALAR_INDEXED_COLUMNS)
-    return looks_up and set(layout.INDEXER_COLUMNS) <= set(handle.schema.names)
+    wanted = (*layout.SCALAR_INDEXED_COLUMNS, *layout.FULL_TEXT_COLUMNS)
+    return all((column,) in indexed for column in wanted) and set(layout.INDEXER_COLUMNS) <= set(handle.schema.names)
 
 
 def _cut(db: Path, rows: int) -> None:
