@@ -21,6 +21,8 @@ from typing import Any
 import lancedb
 from lancedb.query import BooleanQuery, MatchQuery, Occur
 
+from lancelot_server.search import capped
+
 ROOT = Path(__file__).resolve().parents[2]
 SETS = {"python": "python.json", "python-api": "python-api.json", "python-genindex": "python-genindex.json"}
 CONFIGS = [(0, 0, None), (0, 0, 1), (0, 0, 2), (0.1, 0, 1), (0.25, 0, 1), (0, 0.1, 1), (0.1, 0.1, 1)]
@@ -36,15 +38,8 @@ def pages(table: Any, query: str, title: float, heading: float, cap: int | None,
     ]
     search = BooleanQuery(clauses) if len(clauses) > 1 else clauses[0][1]
     rows = table.search(search, query_type="fts", fts_columns="text").select(["path", "_score"]).limit(400).to_arrow()
-    found: list[str] = []
-    counts: dict[str, int] = {}
-    for path in rows.column("path").to_pylist():
-        if cap is None or counts.get(path, 0) < cap:
-            counts[path] = counts.get(path, 0) + 1
-            found.append(path)
-            if len(found) == k:
-                break
-    return found
+    # The server's own per-document cap, a page being its path.
+    return capped(rows.column("path").to_pylist(), cap, k, str)
 
 
 def scores(table: Any, queries: list[dict[str, Any]], title: float, heading: float, cap: int | None) -> str:

@@ -66,12 +66,17 @@ def test_equal_scores_come_in_id_order_every_time(crowded_db, make_tools):
         assert orders == {("tie-a.md", "tie-b.md")}
 
 
-def test_hybrid_fuses_uncapped_lists_and_caps_the_fused_ranking(tmp_path, make_tools, embedding_server):
+def chains(tmp_path, make_tools, embedding_server):
+    """Tools over an embedded table: one page of 80 passages on chains, four pages that mention a chain once."""
     docs = {"long.md": "# Chains\n\n" + "\n\n".join(f"## Link {n}\n\nChain link {n} wears." for n in range(80))}
     docs |= {f"other{n}.md": f"# Other {n}\n\nA chain is mentioned here, page {n}.\n" for n in range(4)}
     env = {"OPENAI_BASE_URL": embedding_server.url, "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": "test-8"}
     corpus.index(corpus.write_docs(tmp_path / "docs", docs), tmp_path / "db", "--embed", env=env)
-    tools = endpoint_tools(make_tools, tmp_path / "db", embedding_server, table="documents")
+    return endpoint_tools(make_tools, tmp_path / "db", embedding_server, table="documents")
+
+
+def test_hybrid_fuses_uncapped_lists_and_caps_the_fused_ranking(tmp_path, make_tools, embedding_server):
+    tools = chains(tmp_path, make_tools, embedding_server)
     reply = tools.search("chain", mode="hybrid", limit=6, per_document=2)
     assert reply["searchType"] == "hybrid" and len(reply["hits"]) == 6
     assert Counter(sources(reply))["long.md"] == 2
@@ -80,11 +85,7 @@ def test_hybrid_fuses_uncapped_lists_and_caps_the_fused_ranking(tmp_path, make_t
 
 
 def test_hybrid_with_one_passage_per_page_ranks_pages_and_fills_the_reply(tmp_path, make_tools, embedding_server):
-    docs = {"long.md": "# Chains\n\n" + "\n\n".join(f"## Link {n}\n\nChain link {n} wears." for n in range(80))}
-    docs |= {f"other{n}.md": f"# Other {n}\n\nA chain is mentioned here, page {n}.\n" for n in range(4)}
-    env = {"OPENAI_BASE_URL": embedding_server.url, "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": "test-8"}
-    corpus.index(corpus.write_docs(tmp_path / "docs", docs), tmp_path / "db", "--embed", env=env)
-    tools = endpoint_tools(make_tools, tmp_path / "db", embedding_server, table="documents")
+    tools = chains(tmp_path, make_tools, embedding_server)
     reply = tools.search("chain", mode="hybrid", limit=5)
     assert reply["searchType"] == "hybrid"
     assert sorted(sources(reply)) == ["long.md", "other0.md", "other1.md", "other2.md", "other3.md"]

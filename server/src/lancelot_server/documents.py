@@ -166,15 +166,14 @@ def _scanned_rows(handle: Any, table_layout: Layout, source: str) -> list[dict[s
 
 def _number(rows: list[dict[str, Any]], source: str) -> Order:
     """Number `rows` by their ids' N when every id is `source#N` and they run 0..n-1; else keep table order."""
-    numbers = [layout.passage_number(str(row.get(layout.ID) or "")) for row in rows]
-    prefix = f"{source}#"
-    ids_fit = all(str(row.get(layout.ID) or "").startswith(prefix) for row in rows)
-    if ids_fit and sorted(n for n in numbers if n is not None) == list(range(len(rows))):
-        rows.sort(key=lambda row: layout.passage_number(str(row[layout.ID])) or 0)
-        for row in rows:
-            row[NUMBER] = layout.passage_number(str(row[layout.ID]))
-        return "passage"
-    return "table"
+    ids = [str(row.get(layout.ID) or "") for row in rows]
+    numbers = [layout.passage_number(id) if id.startswith(f"{source}#") else None for id in ids]
+    if sorted(number for number in numbers if number is not None) != list(range(len(rows))):
+        return "table"
+    for row, number in zip(rows, numbers, strict=True):
+        row[NUMBER] = number
+    rows.sort(key=lambda row: row[NUMBER])
+    return "passage"
 
 
 def _passages(count: int) -> str:

@@ -138,17 +138,17 @@ def _source(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
     return lambda row: source_of(row, table_layout)
 
 
-def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
+def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: set[str]) -> list[Hit]:
     """Full-text search with the table's inverted indexes; score is BM25, higher is better.
 
-    Where the table also has full-text indexes on the title and heading (layout 2), a passage scores the sum
-    of its text's BM25 and its title's and heading's, each weighted by `FIELD_BOOSTS`.
+    `indexed`: the columns with a full-text index (`fts_columns`, which the caller has already asked for).
+    Where the title and heading have one too (layout 2), a passage scores the sum of its text's BM25 and its
+    title's and heading's, each weighted by `FIELD_BOOSTS`.
     """
     from lancedb.query import BooleanQuery, MatchQuery, Occur
 
     # Match queries: the text is tokenized as data, no query syntax (AND, quotes, field:) is parsed.
     match: Any = cast(Any, MatchQuery)(query, table_layout.text)
-    indexed = fts_columns(table)
     fields = [(column, boost) for column, boost in FIELD_BOOSTS.items() if column in indexed and boost > 0]
     if fields:
         clauses = [(Occur.SHOULD, match)]

@@ -202,17 +202,12 @@ class Tools:
         if common is not None:
             # A substring match of "the" finds nearly every passage and ranks none: say so instead.
             listed = ", ".join(common[:5])
-            return (
-                [],
-                "bm25",
-                (
-                    f"the query holds only words so common that text search leaves them out ({listed}); "
-                    "add a word that says what to look for."
-                ),
-            )
-        if search.has_fts_index(handle, table_layout.text):
+            why = f"the query holds only words so common that text search leaves them out ({listed})"
+            return [], "bm25", f"{why}; add a word that says what to look for."
+        indexed = search.fts_columns(handle)
+        if table_layout.text in indexed:
             try:
-                hits = search.bm25(handle, table_layout, query, wanted)
+                hits = search.bm25(handle, table_layout, query, wanted, indexed)
             except Exception:
                 # Only a damaged index falls back; anything else (missing data too) is search()'s to name.
                 if not damage(handle).index_broken(table_layout.text):
