@@ -19,7 +19,7 @@ import json, shutil, sys, time
 started = time.perf_counter()
 import lance, pyarrow
 imported = time.perf_counter()
-from lancelot_indexer.write import FTS_PARAMS
+from lancelot_schema.languages import DEFAULT, FTS_PARAMS
 from lancelot_schema import layout
 db = sys.argv[1]
 rows = lance.dataset(f"{db}/{layout.DEFAULT_TABLE}.lance").to_table(columns=list(layout.INDEXER_COLUMNS))
@@ -29,7 +29,7 @@ before_write = time.perf_counter()
 dataset = lance.write_dataset(rows, f"{scratch}/{layout.DEFAULT_TABLE}.lance", mode="create")
 written = time.perf_counter()
 for column in layout.FULL_TEXT_COLUMNS:
-    dataset.create_scalar_index(column, "INVERTED", name=f"{column}_idx", **FTS_PARAMS)
+    dataset.create_scalar_index(column, "INVERTED", name=f"{column}_idx", **FTS_PARAMS[DEFAULT])
 for column in layout.SCALAR_INDEXED_COLUMNS:
     dataset.create_scalar_index(column, "BTREE", name=f"{column}_idx")
 indexed = time.perf_counter()

@@ -231,3 +231,23 @@ def test_a_link_template_that_cannot_work_is_a_usage_error_and_nothing_is_writte
         assert result.exit_code == 2, result.output
         assert "--link" in result.stderr and "Traceback" not in result.output
     assert not (tmp_path / "db").exists()
+
+
+def test_a_language_is_stamped_named_in_the_summary_and_builds_its_indexes(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ja.md").write_text("# パッケージ管理\n\nパッケージ管理システムの使い方。\n", encoding="utf-8")
+    db = tmp_path / "db"
+    result = CliRunner().invoke(main, ["--language", "Japanese", str(docs), str(db)])
+    assert result.exit_code == 0, result.output
+    assert "(full-text index: cjk)" in result.stdout
+    table = lancedb.connect(db).open_table("documents")
+    assert (table.schema.metadata or {})[b"lancelot.language"] == b"cjk"
+    assert table.search("管理", query_type="fts").limit(5).to_arrow().num_rows == 1
+
+
+def test_an_unknown_language_is_a_usage_error_naming_the_choices_and_nothing_is_written(docs, tmp_path):
+    result = CliRunner().invoke(main, ["--language", "klingon", str(docs), str(tmp_path / "db")])
+    assert result.exit_code == 2
+    assert "--language" in result.stderr and "'klingon'" in result.stderr and "german" in result.stderr
+    assert not (tmp_path / "db").exists()

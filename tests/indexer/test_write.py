@@ -14,6 +14,7 @@ import pytest
 from lancelot_indexer import lock
 from lancelot_indexer.errors import DatabaseError, LockedError
 from lancelot_indexer.pipeline import Options, build
+from lancelot_schema import layout
 
 from .conftest import write_big_text
 
@@ -173,14 +174,19 @@ def test_a_layout_1_table_is_brought_to_layout_2_by_a_merge_with_locators_and_in
     assert snapshot(db) == current  # every row has its passage number and lines again
     assert all(row["passage"] is not None and row["line_start"] is not None for row in current)
     assert {tuple(index.columns) for index in table.list_indices()} >= {("path",), ("passage",), ("text",)}
-    assert (table.schema.metadata or {})[b"lancelot.layout_version"] == b"2"
+    assert (table.schema.metadata or {})[b"lancelot.layout_version"] == layout.LAYOUT_VERSION.encode()
+
+
+def folder(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
 
 
 def test_an_unchanged_rebuild_rewrites_no_row_even_where_locators_are_null(tmp_path):
-    docs, db = tmp_path / "docs", tmp_path / "db"
-    docs.mkdir()
-    (docs / "page.html").write_text("<title>P</title><p>No id anywhere on this page.</p>", encoding="utf-8")
-    (docs / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
+    page = "<title>P</title><p>No id anywhere on this page.</p>"
+    docs, db = folder(tmp_path / "docs", {"page.html": page, "a.md": "# A\n\nText.\n"}), tmp_path / "db"
 
     def data_files():
         dataset = lancedb.connect(db).open_table("documents").to_lance()
@@ -194,3 +200,36 @@ def test_an_unchanged_rebuild_rewrites_no_row_even_where_locators_are_null(tmp_p
     (docs / "a.md").write_text("# A\n\nOther text.\n", encoding="utf-8")
     build(docs, db)
     assert data_files() != before
+
+
+def index_uuids(db: Path) -> set[str]:
+    indexes = lancedb.connect(db).open_table("documents").to_lance().describe_indices()
+    return {segment.uuid for index in indexes for segment in index.segments}
+
+
+def test_a_rebuild_in_another_language_remakes_the_full_text_indexes_and_the_same_one_keeps_them(tmp_path):
+    zh, en = "# 网络配置\n\n编辑网络接口的配置文件。\n", "# Networks\n\nConfiguring the network interfaces.\n"
+    docs, db = folder(tmp_path / "docs", {"zh.md": zh, "en.md": en}), tmp_path / "db"
+
+    def indexes():
+        dataset = lancedb.connect(db).open_table("documents").to_lance()
+        found = {index.field_names[0]: index for index in dataset.describe_indices()}
+        return {
+            column: (found[column].details["base_tokenizer"], found[column].details["stem"])
+            for column in layout.FULL_TEXT_COLUMNS
+        }
+
+    def finds(query):
+        return lancedb.connect(db).open_table("documents").search(query, query_type="fts").limit(5).to_arrow().num_rows
+
+    build(docs, db)
+    assert set(indexes().values()) == {("simple", True)} and finds("网络") == 0
+    uuids = index_uuids(db)
+    assert build(docs, db, Options(language="cjk")).strategy == "merge"
+    assert set(indexes().values()) == {("icu", False)}
+    assert finds("网络") == 1 and finds("network") == 1  # Latin words are still split and found
+    assert (lancedb.connect(db).open_table("documents").schema.metadata or {})[b"lancelot.language"] == b"cjk"
+    remade = index_uuids(db)
+    assert uuids != remade
+    build(docs, db, Options(language="cjk"))
+    assert index_uuids(db) == remade  # an unchanged folder in the same language touches no index

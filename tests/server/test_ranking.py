@@ -8,7 +8,7 @@ import lancedb
 import pytest
 from tests.server import corpus
 
-from lancelot_indexer.write import FTS_PARAMS
+from lancelot_schema.languages import DEFAULT, FTS_PARAMS
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_a_table_with_only_a_text_index_answers_every_search(sections_db, tmp_pa
     rows = lancedb.connect(str(sections_db)).open_table("documents").to_arrow()
     old = rows.select(["id", "path", "title", "heading", "text", "text_hash"])
     dataset = lance.write_dataset(old, str(tmp_path / "db" / "documents.lance"))
-    dataset.create_scalar_index("text", "INVERTED", name="text_idx", **FTS_PARAMS)
+    dataset.create_scalar_index("text", "INVERTED", name="text_idx", **FTS_PARAMS[DEFAULT])
     tools = make_tools(tmp_path / "db")
     for mode in ("auto", "text", "vector", "hybrid"):
         reply = tools.search("rim alignment", mode=mode)

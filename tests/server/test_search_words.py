@@ -7,7 +7,7 @@ import lancedb
 import pyarrow as pa
 from lancedb.query import MatchQuery
 
-from lancelot_indexer.write import FTS_PARAMS
+from lancelot_schema.languages import DEFAULT, FTS_PARAMS
 from lancelot_server.search import STOP_WORDS, only_stop_words
 
 KEPT = ["very", "any", "would", "once", "only", "python", "install", "hours"]
@@ -16,7 +16,7 @@ KEPT = ["very", "any", "would", "once", "only", "python", "install", "hours"]
 def test_every_stop_word_is_one_the_index_drops_and_other_words_are_kept(tmp_path):
     words = sorted(STOP_WORDS) + KEPT
     dataset = lance.write_dataset(pa.table({"text": [f"{word} zzz" for word in words]}), str(tmp_path / "t.lance"))
-    dataset.create_scalar_index("text", "INVERTED", **FTS_PARAMS)
+    dataset.create_scalar_index("text", "INVERTED", **FTS_PARAMS[DEFAULT])
     table = lancedb.connect(str(tmp_path)).open_table("t")
     dropped = {word for word in words if not table.search(MatchQuery(word, "text"), query_type="fts").to_list()}
     assert dropped == STOP_WORDS

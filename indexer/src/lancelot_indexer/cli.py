@@ -20,7 +20,7 @@ from lancelot_indexer import __version__, log
 from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, Report, build, count
 from lancelot_indexer.progress import bar
-from lancelot_schema import layout, links, settings, stored
+from lancelot_schema import languages, layout, links, settings, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.vectors import EmbedReport
@@ -34,11 +34,17 @@ def embed_summary(report: EmbedReport) -> str:
     )
 
 
+def _full_text(report: Report) -> str:
+    if not report.fts:
+        return " (no full-text index)"
+    return "" if report.language == languages.DEFAULT else f" (full-text index: {report.language})"
+
+
 def summary(report: Report) -> str:
     """One paragraph for the person at the terminal: counts, every skipped file with its reason, time."""
     lines = [
         f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'chunk')} in table {report.table!r} "
-        f"of {report.db} in {report.seconds:.1f} s" + ("" if report.fts else " (no full-text index)") + "."
+        f"of {report.db} in {report.seconds:.1f} s" + _full_text(report) + "."
     ]
     if report.windows_1252:
         lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(report.windows_1252)}")
@@ -83,6 +89,12 @@ def _link(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
     return value
 
 
+def _language(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if problem := languages.problem(value):
+        raise click.BadParameter(problem)
+    return languages.canonical(value) or languages.DEFAULT
+
+
 def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None and (problem := layout.table_name_problem(value)):
         raise click.BadParameter(problem)
@@ -117,6 +129,17 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     help="Give every passage a link: a URL with {path}, {stem}, and after '#' {anchor}, {line} or {line_end}, "
     "e.g. 'https://docs.example.com/{path}#{anchor}'.",
 )
+@click.option(
+    "--language",
+    default=languages.DEFAULT,
+    show_default=True,
+    callback=_language,
+    metavar="NAME",
+    help="How the full-text index splits words: english (stemmed, stop words left out), none (whole words, no "
+    "stemming), another stemmed language ("
+    + ", ".join(name for name in languages.NAMES if name not in (languages.DEFAULT, languages.NONE, languages.CJK))
+    + "), or cjk for Chinese, Japanese and Korean (word segmentation).",
+)
 @click.option("--no-fts", is_flag=True, help="Do not build the full-text (BM25) index.")
 @click.option("--allow-empty", is_flag=True, help="Empty the table when DOCS has no documents.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary; warnings still go to stderr.")
@@ -140,6 +163,7 @@ def main(
     chunk_size: int,
     exclude: tuple[str, ...],
     link: str | None,
+    language: str,
     no_fts: bool,
     allow_empty: bool,
     quiet: bool,
@@ -175,6 +199,7 @@ def main(
             allow_empty=allow_empty,
             exclude=tuple(exclude),
             link=link,
+            language=language,
         )
         with bar(not quiet) as on_progress:
             extension = None

@@ -21,7 +21,7 @@ from lancelot_indexer import __version__, lock, log
 from lancelot_indexer.collect import ProgressCallback, collect, require_folder
 from lancelot_indexer.errors import EmptyDocsError
 from lancelot_indexer.walk import Excluded, Skipped
-from lancelot_schema import layout
+from lancelot_schema import languages, layout
 
 if TYPE_CHECKING:
     import lance
@@ -43,6 +43,7 @@ class Options:
     workers: int | None = None  # processes reading documents; None: one per core for large folders
     exclude: tuple[str, ...] = ()  # patterns of paths or names to leave out (walk.excluded_by)
     link: str | None = None  # a link template (lancelot_schema.links), stamped for the server to fill in
+    language: str = languages.DEFAULT  # how the full-text indexes split words (lancelot_schema.languages)
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class Report:
     version: int
     fts: bool
     extra: dict[str, int] = field(default_factory=dict)
+    language: str = languages.DEFAULT
     excluded: list[Excluded] = field(default_factory=list)
     unmatched_exclude: list[str] = field(default_factory=list)  # --exclude patterns that matched nothing
 
@@ -81,12 +83,13 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def metadata(chunk_size: int, link: str | None = None) -> dict[str, str]:
+def metadata(chunk_size: int, link: str | None = None, language: str = languages.DEFAULT) -> dict[str, str]:
     stamp = {
         layout.META_LAYOUT_VERSION: layout.LAYOUT_VERSION,
         layout.META_INDEXER_VERSION: __version__,
         layout.META_CHUNK_SIZE: str(chunk_size),
         layout.META_INDEXED_AT: datetime.now(UTC).isoformat(timespec="seconds"),
+        layout.META_LANGUAGE: language,
     }
     if link is not None:
         stamp[layout.META_LINK_TEMPLATE] = link
@@ -133,7 +136,7 @@ def build(
             )
         from lancelot_indexer import write
 
-        stamp = metadata(options.chunk_size, options.link)
+        stamp = metadata(options.chunk_size, options.link, options.language)
         rows = write.rows_table(collected.columns)
         if extension is not None:
             rows, extra = extension.extend(rows, write.open_table(db, options.table))
@@ -141,7 +144,13 @@ def build(
         if on_write is not None:
             on_write()
         result = write.replace_table(
-            db, options.table, rows, stamp, fts=options.fts, keep_versions=options.keep_versions
+            db,
+            options.table,
+            rows,
+            stamp,
+            fts=options.fts,
+            language=options.language,
+            keep_versions=options.keep_versions,
         )
     report = Report(
         docs=str(docs),
@@ -157,6 +166,7 @@ def build(
         fts=result.fts,
         excluded=collected.excluded,
         unmatched_exclude=unmatched,
+        language=options.language,
     )
     log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy)
     return report

@@ -36,19 +36,7 @@ import lance
 import pyarrow as pa
 
 from lancelot_indexer.errors import DatabaseError
-from lancelot_schema import layout
-
-# Indexes are named as lancedb names them (`text_idx`), so that `table.index_stats("text_idx")` finds them.
-# English stemming, lower-casing, ASCII folding, positions for phrase queries (lancedb's FTS options).
-FTS_PARAMS: dict[str, Any] = {
-    "with_position": True,
-    "base_tokenizer": "simple",
-    "language": "English",
-    "stem": True,
-    "lower_case": True,
-    "ascii_folding": True,
-    "remove_stop_words": True,
-}
+from lancelot_schema import languages, layout
 
 
 @dataclass(frozen=True)
@@ -87,18 +75,27 @@ def replace_table(
     metadata: Mapping[str, str],
     *,
     fts: bool = True,
+    language: str = languages.DEFAULT,
     keep_versions: timedelta,
 ) -> WriteResult:
-    """Make table `name` hold exactly `data`, stamped with `metadata`. Call it under `lock.locked(db)`."""
+    """Make table `name` hold exactly `data`, stamped with `metadata`, its full-text indexes built for
+    `language` (a key of `languages.FTS_PARAMS`). Call it under `lock.locked(db)`."""
     try:
-        return _replace(db, name, data, metadata, fts=fts, keep_versions=keep_versions)
+        return _replace(db, name, data, metadata, fts=fts, language=language, keep_versions=keep_versions)
     except OSError as exc:
         # Lance reports a table folder it cannot use (a file in its place, a full disk) as an OSError.
         raise DatabaseError(f"Cannot write table {name!r} in {_uri(db, name)}: {exc}") from exc
 
 
 def _replace(
-    db: Path, name: str, data: pa.Table, metadata: Mapping[str, str], *, fts: bool, keep_versions: timedelta
+    db: Path,
+    name: str,
+    data: pa.Table,
+    metadata: Mapping[str, str],
+    *,
+    fts: bool,
+    language: str,
+    keep_versions: timedelta,
 ) -> WriteResult:
     data = data.replace_schema_metadata(dict(metadata))
     uri = _uri(db, name)
@@ -115,7 +112,8 @@ def _replace(
     else:
         dataset = lance.write_dataset(data, uri, mode="overwrite")
         strategy = "overwrite"
-    has_fts = _update_fts(dataset, fts, compact=strategy == "merge")
+    params = languages.FTS_PARAMS[language] if fts else None
+    has_fts = _update_fts(dataset, params, compact=strategy == "merge")
     _update_scalar_indexes(dataset, merged=strategy == "merge")
     removed = remove_old_versions(uri, keep_versions) if strategy != "create" else 0
     return WriteResult(strategy, dataset.version, dataset.count_rows(), has_fts, removed, temp_removed)
@@ -189,8 +187,10 @@ def _full_text_index(dataset: lance.LanceDataset, column: str) -> Any:
     return next((index for index in dataset.describe_indices() if index.field_names == [column]), None)
 
 
-def _update_fts(dataset: lance.LanceDataset, fts: bool, *, compact: bool) -> bool:
-    """The full-text indexes on text, title and heading, with our tokenizer options; none with `fts=False`."""
+def _update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *, compact: bool) -> bool:
+    """The full-text indexes on text, title and heading, with the tokenizer options `params` (made again
+    when an index was built with others: another language); none when `params` is None."""
+    fts = params is not None
     indexes = {column: _full_text_index(dataset, column) for column in layout.FULL_TEXT_COLUMNS}
     if not fts:
         for index in indexes.values():
@@ -199,13 +199,14 @@ def _update_fts(dataset: lance.LanceDataset, fts: bool, *, compact: bool) -> boo
     if compact:
         # Rewrites fragments left sparse by the merge (what keeps repeated rebuilds small).
         dataset.optimize.compact_files()
-    if not fts:
+    if params is None:
         return False
     for column, index in indexes.items():
         details = index.details if index is not None and index.type_url.endswith("InvertedIndexDetails") else {}
-        if any(details.get(key) != value for key, value in FTS_PARAMS.items()):
+        if any(details.get(key) != value for key, value in params.items()):
+            # Named as lancedb names them (`text_idx`), so that `table.index_stats("text_idx")` finds them.
             name = index.name if index is not None else f"{column}_idx"
-            dataset.create_scalar_index(column, "INVERTED", name=name, replace=True, **FTS_PARAMS)
+            dataset.create_scalar_index(column, "INVERTED", name=name, replace=True, **params)
     return True
 
 

@@ -47,6 +47,7 @@ class TableStatus(TypedDict):
     vectorColumn: NotRequired[str | None]
     vectorWidth: NotRequired[int | None]
     fullTextIndex: NotRequired[bool]
+    language: NotRequired[str]
     documentReads: NotRequired[Literal["indexed", "scan"]]
     metadata: NotRequired[dict[str, str]]
     error: NotRequired[str]

@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from lancelot_schema import layout
+from lancelot_schema import languages, layout
 from lancelot_server.errors import DatabaseNotFound, TableLayoutError, TableNotFound
 
 # Zero: every query checks for a newer table version first, so a table that lancelot-index rebuilt
@@ -46,6 +46,12 @@ class Layout:
     def link_template(self) -> str | None:
         """The `lancelot-index --link` template the table was stamped with, if any."""
         return self.stamped.get("link_template") or None
+
+    @property
+    def language(self) -> str:
+        """How the table's full-text indexes split words (`lancelot-index --language`): tables stamped before
+        layout 3, and other tools' tables, were indexed in English."""
+        return self.stamped.get("language") or languages.DEFAULT
 
     @property
     def vector(self) -> str | None:

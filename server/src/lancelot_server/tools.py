@@ -13,6 +13,7 @@ from typing import Any, cast, get_args
 
 import structlog
 
+from lancelot_schema import languages
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__, documents, markdown, read, search
 from lancelot_server.embed import Embedder, endpoint_host
@@ -198,7 +199,8 @@ class Tools:
         self, handle: Any, table_layout: Layout, query: str, wanted: Wanted
     ) -> tuple[list[Hit], TextMatch, str | None]:
         note: str | None = None
-        common = search.only_stop_words(query)
+        # Only the English index leaves stop words out (lancelot_schema.languages).
+        common = search.only_stop_words(query) if table_layout.language == languages.DEFAULT else None
         if common is not None:
             # A substring match of "the" finds nearly every passage and ranks none: say so instead.
             listed = ", ".join(common[:5])
@@ -308,6 +310,7 @@ class Tools:
             vectorColumn=table_layout.vector,
             vectorWidth=table_layout.vector_width,
             fullTextIndex=search.has_fts_index(handle, table_layout.text) and not broken_index,
+            language=table_layout.language,
             documentReads="indexed" if documents.indexed(table_layout) else "scan",
             metadata=table_layout.stamped,
         )

@@ -57,8 +57,9 @@ SOURCE_COLUMNS: tuple[str, ...] = ("chunkSource", "docSource", PATH)
 VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
 
 # Bumped when the meaning of a column or metadata key changes. 2: passage, passages, line_start, line_end, anchor,
-# scalar indexes on path and passage, and the link template. The server reads layout 1 too.
-LAYOUT_VERSION = "2"
+# scalar indexes on path and passage, and the link template. 3: the language of the full-text indexes and what
+# each vector embeds. The server reads layouts 1 and 2 too (English; vectors of the passage text alone).
+LAYOUT_VERSION = "3"
 
 # Keys stamped into the table's schema metadata by the indexer (bytes keys, as Arrow stores them).
 META_LAYOUT_VERSION = "lancelot.layout_version"
@@ -69,6 +70,8 @@ META_EMBEDDING_MODEL = "lancelot.embedding_model"
 META_VECTOR_WIDTH = "lancelot.vector_width"
 META_EMBEDDING_HOST = "lancelot.embedding_host"
 META_LINK_TEMPLATE = "lancelot.link_template"
+META_LANGUAGE = "lancelot.language"  # languages.NAMES: how the full-text indexes split words
+META_EMBEDDED = "lancelot.embedded"  # what a vector embeds: EMBEDDED_TEXT, or EMBEDDED_CONTEXT
 
 METADATA_KEYS: tuple[str, ...] = (
     META_LAYOUT_VERSION,
@@ -79,7 +82,14 @@ METADATA_KEYS: tuple[str, ...] = (
     META_VECTOR_WIDTH,
     META_EMBEDDING_HOST,
     META_LINK_TEMPLATE,
+    META_LANGUAGE,
+    META_EMBEDDED,
 )
+
+# What `--embed` embeds per passage (`META_EMBEDDED`): the passage text alone (layouts 1 and 2), or its
+# document title and heading trail before its text.
+EMBEDDED_TEXT = "text"
+EMBEDDED_CONTEXT = "title+heading+text"
 
 
 def chunk_id(relative_path: str, number: int) -> str:
