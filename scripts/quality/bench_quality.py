@@ -1,7 +1,9 @@
 """Retrieval quality before and after, in one run: hit@10, MRR@10, nDCG@10 and recall@10 per set and mode.
 
 Run by `scripts/bench-quality`, in the project's venv. The labelled sets are described in `sets.py`:
-our 60 PostgreSQL questions, and queries built from the general index of Python's manual.
+our 60 PostgreSQL questions, queries built from the general index of Python's manual, and queries in
+Japanese and Chinese from Debian's reference manual, which a side indexes with `--language cjk` when
+its `lancelot-index` has that option.
 Two sides: the baseline (a worktree of `--baseline` with its own venv, `baseline.py`) and the current
 code (the working tree and .venv, or a worktree of `--current`). Each side indexes each corpus with its
 own `lancelot-index` and answers every query with its own server code (`evaluate.py`, run by that side's
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,25 +48,39 @@ def _env(url: str | None) -> dict[str, str]:
     }
 
 
+@cache
+def _has_language_option(bin_folder: Path) -> bool:
+    done = subprocess.run([str(bin_folder / "lancelot-index"), "--help"], capture_output=True, text=True, check=True)
+    return "--language" in done.stdout
+
+
+def flags(side: baseline.Side, spec: dict[str, Any], url: str | None) -> list[str]:
+    """`--embed` for vectors; `--language` when the set declares one (the CJK sets) and the side's indexer
+    takes it (the baseline's does not, and indexes every corpus as it always did)."""
+    language = ["--language", spec["language"]] if spec.get("language") and _has_language_option(side.bin) else []
+    return [*(["--embed"] if url else []), *language]
+
+
 def index(side: baseline.Side, spec: dict[str, Any], db: Path, url: str | None, reuse: bool) -> float:
     """Index the set's corpus with the side's own lancelot-index (`--embed` when `url`); seconds taken.
     With the model's cache warm this is not an indexing speed: compare speeds with scripts/bench-index."""
     stamp = db.parent / f"{db.name}.stamp.json"
+    language = flags(side, spec, None)
     if reuse and stamp.exists():
         known = json.loads(stamp.read_text(encoding="utf-8"))
-        if known["embed"] or not url:
+        if (known["embed"] or not url) and known.get("language", []) == language:
             print(f"  reusing {db} (built at {known['commit']})")
             return float(known["seconds"])
     shutil.rmtree(db, ignore_errors=True)
     excludes = [arg for glob in spec["exclude"] for arg in ("--exclude", glob)]
-    command = [str(side.bin / "lancelot-index"), spec["docs"], str(db), "--quiet", *excludes]
-    command += ["--embed"] if url else []
+    command = [str(side.bin / "lancelot-index"), spec["docs"], str(db), "--quiet", *excludes, *flags(side, spec, url)]
     started = time.perf_counter()
     done = subprocess.run(command, env=_env(url), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{side.name}: lancelot-index failed ({done.returncode}):\n{done.stderr}")
     seconds = time.perf_counter() - started
-    stamp.write_text(json.dumps({"embed": bool(url), "seconds": seconds, "commit": side.commit}), encoding="utf-8")
+    known = {"embed": bool(url), "language": language, "seconds": seconds, "commit": side.commit}
+    stamp.write_text(json.dumps(known), encoding="utf-8")
     return seconds
 
 
@@ -148,7 +165,8 @@ def main() -> None:
                 if spec["package"] not in dbs:
                     db.parent.mkdir(parents=True, exist_ok=True)
                     seconds[(side.name, spec["package"])] = took = index(side, spec, db, url, args.reuse_index)
-                    print(f"{side.name}: indexed {spec['package']}{' with --embed' if url else ''} in {took:.0f} s")
+                    how = "".join(f" {flag}" for flag in flags(side, spec, url))
+                    print(f"{side.name}: indexed {spec['package']}{how} in {took:.0f} s")
                     dbs[spec["package"]] = db
                 scores[(side.name, name)] = evaluate(side, name, spec, db, modes, url)
         sides = [baseline.recheck(side) for side in sides]

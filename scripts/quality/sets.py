@@ -6,8 +6,12 @@
 - `python-api`: the same index's object entries (`abspath module os.path`), a smaller sample. BM25 finds
   nearly all of them by their unique identifier (hit@10 above 0.98 before issue 13), so they guard
   against a ranking change that loses identifier lookups rather than show progress.
-The Python sets are built here from the HTML on every run (`genindex.py`) and written under the work
-folder, not committed: the same package gives the same set.
+- `debref-ja`, `debref-zh`: section titles of Debian's reference manual in Japanese and Chinese
+  (debian-reference-ja, -zh-cn); `debref-ja-body`, `debref-zh-body`: 2 or 3 content words of each
+  section's first paragraph (`debref.py`). They declare `language: cjk`, which bench-quality passes
+  to `lancelot-index --language` where that side's indexer has the option.
+The Python and CJK sets are built here from the HTML on every run (`genindex.py`, `debref.py`) and
+written under the work folder, not committed: the same package gives the same set.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import debref
 import genindex
 
 HERE = Path(__file__).resolve().parent
@@ -26,7 +31,7 @@ PYTHON = {
     # As README recommends for a Sphinx build: each page once (not its _sources copy), no index pages.
     "exclude": ["_sources", "genindex*.html", "_static"],
 }
-NAMES = ("postgresql", "python", "python-api")
+NAMES = ("postgresql", "python", "python-api", *debref.SETS)
 
 
 def indexed_pages(docs: Path, exclude: list[str]) -> set[str]:
@@ -65,12 +70,25 @@ def _python(names: list[str], work: Path, size: int, seed: int) -> dict[str, dic
     return built
 
 
+def _write(name: str, spec: dict[str, Any], work: Path) -> dict[str, Any]:
+    path = work / f"sets/{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    queries = spec["queries"]
+    print(f"{name}: {spec['about']} ({path}); for example")
+    for item in queries[:: max(1, len(queries) // 5)]:
+        print(f"  {item['query']!r} -> {', '.join(item['relevant'])}   (section {item['section']})")
+    return {**spec, "file": str(path)}
+
+
 def load(names: list[str], work: Path, size: int, seed: int) -> dict[str, dict[str, Any]]:
     """The named sets, in the order given: each with package, docs, exclude, queries and its file."""
     unknown = set(names) - set(NAMES)
     if unknown:
         raise SystemExit(f"unknown set(s) {', '.join(sorted(unknown))}; the sets are {', '.join(NAMES)}")
     built = _python(names, work, size, seed) if {"python", "python-api"} & set(names) else {}
+    for name in [name for name in names if name in debref.SETS]:
+        built[name] = _write(name, debref.build(name, work, seed), work)
     if "postgresql" in names:
         spec = json.loads((HERE / "queries.json").read_text(encoding="utf-8"))
         built["postgresql"] = {**spec, "exclude": [], "file": str(HERE / "queries.json")}
