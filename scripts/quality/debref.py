@@ -16,15 +16,15 @@ Each query is "made from a section's own words", in one of two ways, each its ow
   (`python3-jieba`'s `dict.txt`, maximum-probability segmentation, no HMM) and tagged there as a noun,
   verb or set phrase. Never a word of the section's title, nor one found in more than MAX_SHARE of all
   sections. The words are drawn with the set's seed and kept in the paragraph's order.
-- `debref-ja-latin`, `debref-zh-latin` (`LATIN`, for `tokenizers.py` only): the titles left out as
+- `debref-ja-latin`, `debref-zh-latin` (`LATIN`, for `cjk_tokenizers.py` only): the titles left out as
   mostly Latin, to see what a CJK tokenizer does to commands and names.
 
 Chinese words are jieba's, Japanese words follow the script: neither is ICU's segmentation nor an
-n-gram, so the sets favour no candidate tokenizer of `tokenizers.py` (a Lance `jieba/default` index
+n-gram, so the sets favour no candidate tokenizer of `cjk_tokenizers.py` (a Lance `jieba/default` index
 gets an edge on `debref-zh-body`). A page holds 3 to 102 sections, so scoring by page (as
 `evaluate.py` does) asks only for the right chapter out of 14: hit@10 is near 1 for any tokenizer that
 matches at all; MRR@10 and nDCG@10 carry the comparison. Each query also keeps its section's
-numbered title (`section`): `tokenizers.py` scores by section too, a hit counting when its heading
+numbered title (`section`): `cjk_tokenizers.py` scores by section too, a hit counting when its heading
 trail holds that title. Built from the installed HTML on every run; nothing but this code is committed.
 """
 
