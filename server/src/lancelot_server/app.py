@@ -19,7 +19,7 @@ import structlog
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -40,27 +40,35 @@ from mcp.types import (
 )
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__, resources
+from lancelot_server.arguments import (
+    After,
+    Before,
+    Budget,
+    From,
+    Offset,
+    PassageId,
+    PathPrefix,
+    PerDocument,
+    Query,
+    QueryLimit,
+    ReadBudget,
+    SearchLimit,
+    SearchMode,
+    Source,
+    TableName,
+    call_problem,
+    invalid_arguments,
+)
 from lancelot_server.errors import LancelotError
-from lancelot_server.read import MAX_AROUND, Reading, ReadReply
-from lancelot_server.replies import Mode, SearchReply, StatusReply, VersionReply
+from lancelot_server.read import Reading, ReadReply
+from lancelot_server.replies import SearchReply, StatusReply, VersionReply
 from lancelot_server.stdio import ScrubbedLines
 from lancelot_server.store import Store
-from lancelot_server.tools import (
-    DEFAULT_BUDGET,
-    DEFAULT_PER_DOCUMENT,
-    MAX_BUDGET,
-    MAX_LIMIT,
-    MAX_QUERY,
-    MIN_BUDGET,
-    MIN_LIMIT,
-    QUERY_LIMIT,
-    SEARCH_LIMIT,
-    Tools,
-)
+from lancelot_server.tools import DEFAULT_BUDGET, DEFAULT_PER_DOCUMENT, QUERY_LIMIT, SEARCH_LIMIT, Tools
 
 log = structlog.get_logger("lancelot.server")
 T = TypeVar("T")
@@ -72,78 +80,6 @@ INSTRUCTIONS = (
     "parts), lancedb_status to see what is indexed and which search types can run, lancedb_version for "
     "versions. Each document is also a resource (lancelot://TABLE/SOURCE). All tools are read-only."
 )
-# Longest id or source a read accepts: a path of 4,096 bytes (PATH_MAX) and a passage number.
-MAX_ADDRESS = 4200
-
-Query = Annotated[
-    str, Field(min_length=1, max_length=MAX_QUERY, description="What to search for: words or a question.")
-]
-SearchMode = Annotated[
-    Mode,
-    Field(
-        description="auto: hybrid when it can run, else vector, else text; text: full-text (BM25) or substring; "
-        "vector: embeddings; hybrid: text and vector rankings fused (reciprocal rank fusion)."
-    ),
-]
-TableName = Annotated[str | None, Field(description="Table to search; default from LANCEDB_TABLE.")]
-PathPrefix = Annotated[
-    str | None, Field(description="Only hits whose source starts with this prefix, matched literally.")
-]
-Budget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Maximum characters of the Markdown reply.")]
-SearchLimit = Annotated[
-    int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description=f"Most hits to return (default {SEARCH_LIMIT}).")
-]
-PerDocument = Annotated[
-    int,
-    Field(
-        ge=MIN_LIMIT,
-        le=MAX_LIMIT,
-        description=f"Most passages of one document in the reply (default {DEFAULT_PER_DOCUMENT}); raise it to see "
-        "several passages of one page, lancedb_read to read a page on.",
-    ),
-]
-QueryLimit = Annotated[
-    int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description=f"Most passages to return (default {QUERY_LIMIT}).")
-]
-
-
-PassageId = Annotated[
-    str | None,
-    Field(
-        min_length=1,
-        max_length=MAX_ADDRESS,
-        description="A hit's id, as lancedb_search returns it: read that passage and the passages around it.",
-    ),
-]
-Source = Annotated[
-    str | None,
-    Field(
-        min_length=1,
-        max_length=MAX_ADDRESS,
-        description="A document's source, as a hit's `source`: read the document from its start (or from `from`).",
-    ),
-]
-Before = Annotated[
-    int | None, Field(ge=0, le=MAX_AROUND, description="With id: passages before it to include (default 1).")
-]
-After = Annotated[
-    int | None, Field(ge=0, le=MAX_AROUND, description="With id: passages after it to include (default 2).")
-]
-From = Annotated[
-    int | None,
-    Field(
-        alias="from",
-        ge=0,
-        description="With source: the passage number to start at, as a reply's `next` gives it (default 0).",
-    ),
-]
-Offset = Annotated[
-    int | None,
-    Field(ge=0, description="With from: characters into that passage to start at, to go on after a cut passage."),
-]
-ReadBudget = Annotated[
-    int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Maximum characters of the reply's Markdown text.")
-]
 
 
 def _annotations(title: str) -> ToolAnnotations:
@@ -280,6 +216,14 @@ def _tools(tools: Tools) -> list[Tool]:
     ]
 
 
+class _AsSent(FuncMetadata):
+    """The SDK's argument handling without its guess that a string holding JSON was meant as that JSON: a
+    `path` of "null" or "[1]" is that text, as the schema says."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
+
+
 def _strict(tool: Tool) -> Tool:
     """Refuse arguments the tool does not declare, and say so in its schema (`additionalProperties: false`).
 
@@ -288,50 +232,36 @@ def _strict(tool: Tool) -> Tool:
     base = tool.fn_metadata.arg_model
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     strict = cast(type[ArgModelBase], type(base.__name__, (base,), {"model_config": config}))
-    tool.fn_metadata.arg_model = strict
+    tool.fn_metadata = _AsSent.model_construct(**{**dict(tool.fn_metadata), "arg_model": strict})
     tool.parameters = strict.model_json_schema(by_alias=True)
     return tool
 
 
-def _problem(error: Any, parameters: list[str]) -> str:
-    """One argument problem in words, without echoing a long value back."""
-    name = ".".join(str(part) for part in error["loc"]) or "arguments"
-    if error["type"] == "extra_forbidden":
-        return f"{name} is not a parameter (parameters: {', '.join(parameters) or 'none'})"
-    if error["type"] == "missing":
-        return f"{name} is required"
-    value = error.get("input")
-    shown = f"{len(value):,} characters" if isinstance(value, str) and len(value) > 40 else repr(value)
-    return f"{name}: {error['msg']} (got {shown})"
-
-
-def invalid_arguments(tool: Tool, exc: ValidationError) -> str:
-    parameters = list(tool.parameters.get("properties", {}))
-    problems = "; ".join(_problem(error, parameters) for error in exc.errors())
-    return f"Invalid arguments for {tool.name}: {problems}."
-
-
 class ArgumentCheck:
-    """Check `tools/call` arguments against the tool's declared schema before the SDK does.
+    """Check every `tools/call` against the tool's declared schema before the SDK does.
 
-    The SDK also refuses them with `isError`, but its text is pydantic's report, with links; this one
-    names each bad argument and what it must be.
+    The SDK refuses a call without a tool name, or with arguments that are not an object, with a protocol
+    error, and bad arguments with pydantic's report, links and all; here each is a tool error that names
+    what is wrong and what it must be.
     """
 
     def __init__(self, tools: list[Tool]) -> None:
         self.tools = {tool.name: tool for tool in tools}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
         params = ctx.params
-        if ctx.method == "tools/call" and params is not None:
-            tool = self.tools.get(str(params.get("name")))
-            arguments = params.get("arguments") or {}
-            if tool is not None and isinstance(arguments, dict):
-                try:
-                    tool.fn_metadata.validate_arguments(arguments)
-                except ValidationError as exc:
-                    log.info("tool refused", tool=tool.name, reason="invalid arguments")
-                    return _refusal(invalid_arguments(tool, exc))
+        problem = call_problem(params, list(self.tools))
+        if problem is not None or params is None:  # (a call without params always has a problem)
+            log.info("tool refused", reason="malformed call")
+            return _refusal(problem or "")
+        tool = self.tools[params["name"]]
+        try:
+            tool.fn_metadata.validate_arguments(params.get("arguments") or {})
+        except ValidationError as exc:
+            log.info("tool refused", tool=tool.name, reason="invalid arguments")
+            return _refusal(invalid_arguments(tool.name, tool.parameters, exc))
         return await call_next(ctx)
 
 

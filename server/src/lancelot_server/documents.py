@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lancelot_schema import layout
-from lancelot_server.errors import InvalidRequest
+from lancelot_server.errors import InvalidRequest, shown
 from lancelot_server.rows import source_of
 from lancelot_server.search import batches, source_array
 from lancelot_server.store import Layout
@@ -178,11 +178,6 @@ def _number(rows: list[dict[str, Any]], source: str) -> Order:
 
 def _passages(count: int) -> str:
     return "1 passage (number 0)" if count == 1 else f"{count:,} passages (numbers 0 to {count - 1:,})"
-
-
-def shown(value: str, limit: int = 200) -> str:
-    """A client's value, quoted for a message, without echoing a long one back."""
-    return repr(value if len(value) <= limit else value[: limit - 1] + "…")
 
 
 def catalog(handle: Any, table_layout: Layout) -> list[tuple[str, str | None]]:

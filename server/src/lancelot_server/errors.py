@@ -41,3 +41,8 @@ class TableChanged(LancelotError):
 
 class VectorSearchUnavailable(LancelotError):
     pass
+
+
+def shown(value: str, limit: int = 80) -> str:
+    """A client's value, quoted for a message, without echoing a long one back."""
+    return repr(value if len(value) <= limit else value[: limit - 1] + "…")

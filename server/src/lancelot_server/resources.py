@@ -20,8 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote
 
 from lancelot_server import documents
-from lancelot_server.documents import shown
-from lancelot_server.errors import InvalidRequest
+from lancelot_server.errors import InvalidRequest, shown
 from lancelot_server.store import describe
 from lancelot_server.tools import Tools
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lancelot_schema import languages, layout
-from lancelot_server.errors import DatabaseNotFound, TableLayoutError, TableNotFound
+from lancelot_server.errors import DatabaseNotFound, TableLayoutError, TableNotFound, shown
 
 # Zero: every query checks for a newer table version first, so a table that lancelot-index rebuilt
 # is served at the very next call. The check is a small metadata read; LanceDB commits a version
@@ -244,7 +244,7 @@ class Store:
             others = f", and {more} more file{'s' if more > 1 else ''}" if more else ""
             detail = f": {found.missing[0]} is missing{others}"
         return TableLayoutError(
-            f"Table {name!r} in {self.db_path} cannot be read (damaged or incomplete{detail}). "
+            f"Table {shown(name)} in {self.db_path} cannot be read (damaged or incomplete{detail}). "
             "Rebuild it with lancelot-index."
         )
 
@@ -252,6 +252,6 @@ class Store:
         present = self.table_names()
         listing = ", ".join(repr(table) for table in present) if present else "none"
         return (
-            f"Table {name!r} is not in the database {self.db_path} (tables: {listing}). "
+            f"Table {shown(name)} is not in the database {self.db_path} (tables: {listing}). "
             "Set LANCEDB_TABLE or pass `table`, or build it with lancelot-index."
         )

@@ -17,7 +17,7 @@ from lancelot_schema import languages
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__, documents, markdown, read, search
 from lancelot_server.embed import Embedder, endpoint_host
-from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable
+from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
 from lancelot_server.fusion import reciprocal_rank_fusion
 from lancelot_server.replies import (
     DatabaseStatus,
@@ -59,7 +59,7 @@ def _check(query: str, mode: str, limit: int, per_document: int) -> None:
     if len(query) > MAX_QUERY:
         raise InvalidRequest(f"The query has {len(query):,} characters; the limit is {MAX_QUERY:,}. Shorten it.")
     if mode not in MODES:
-        raise InvalidRequest(f"Unknown mode {mode!r}; use one of {', '.join(MODES)}.")
+        raise InvalidRequest(f"Unknown mode {shown(mode)}; use one of {', '.join(MODES)}.")
     if not MIN_LIMIT <= limit <= MAX_LIMIT:
         raise InvalidRequest(f"limit must be between {MIN_LIMIT} and {MAX_LIMIT}; got {limit}.")
     if not MIN_LIMIT <= per_document <= MAX_LIMIT:

@@ -1,0 +1,168 @@
+"""The tools' arguments as their schemas publish them, and what is said when a call does not fit them.
+
+Pydantic only: `app.py` turns these types into the tools' input schemas and checks every `tools/call`
+against them before the SDK sees it. Integers are strict (no `"3"`, no `true`) and every string has a
+maximum, so that the schema a client reads is exactly what the server accepts; a refusal names the
+argument and never echoes more than a short prefix of a value.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, Strict, ValidationError
+
+from lancelot_server.errors import shown
+from lancelot_server.read import MAX_AROUND
+from lancelot_server.replies import Mode
+from lancelot_server.tools import (
+    DEFAULT_PER_DOCUMENT,
+    MAX_BUDGET,
+    MAX_LIMIT,
+    MAX_QUERY,
+    MIN_BUDGET,
+    MIN_LIMIT,
+    QUERY_LIMIT,
+    SEARCH_LIMIT,
+)
+
+# Longest id, source or path prefix accepted: a path of 4,096 bytes (PATH_MAX) and a passage number.
+MAX_ADDRESS = 4200
+# Longest table name: LanceDB's own limit (lancelot_schema.layout.table_name_problem).
+MAX_TABLE = 249
+# Longest tool name `tools/call` may name in a message: ours are 15 characters.
+SHOWN_NAME = 40
+
+
+def _whole(value: Any) -> Any:
+    # JSON Schema's `integer` admits 3.0; the strict check after this refuses "3", true and 3.5.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# Integers as the schemas publish them: JSON numbers with no fraction, never strings or booleans. The bounds
+# come before the fraction check, so that the published schema shows them as minimum and maximum.
+STRICT, WHOLE = Strict(), BeforeValidator(_whole)
+
+Query = Annotated[
+    str, Field(min_length=1, max_length=MAX_QUERY, description="What to search for: words or a question.")
+]
+SearchMode = Annotated[
+    Mode,
+    Field(
+        description="auto: hybrid when it can run, else vector, else text; text: full-text (BM25) or substring; "
+        "vector: embeddings; hybrid: text and vector rankings fused (reciprocal rank fusion)."
+    ),
+]
+TableName = Annotated[
+    str | None, Field(min_length=1, max_length=MAX_TABLE, description="Table to search; default from LANCEDB_TABLE.")
+]
+PathPrefix = Annotated[
+    str | None,
+    Field(max_length=MAX_ADDRESS, description="Only hits whose source starts with this prefix, matched literally."),
+]
+Limit = Annotated[int, Field(ge=MIN_LIMIT, le=MAX_LIMIT), STRICT, WHOLE]
+BudgetSize = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET), STRICT, WHOLE]
+Around = Annotated[int, Field(ge=0, le=MAX_AROUND), STRICT, WHOLE]
+Count = Annotated[int, Field(ge=0), STRICT, WHOLE]
+
+Budget = Annotated[BudgetSize, Field(description="Maximum characters of the Markdown reply.")]
+SearchLimit = Annotated[Limit, Field(description=f"Most hits to return (default {SEARCH_LIMIT}).")]
+PerDocument = Annotated[
+    Limit,
+    Field(
+        description=f"Most passages of one document in the reply (default {DEFAULT_PER_DOCUMENT}); raise it to see "
+        "several passages of one page, lancedb_read to read a page on.",
+    ),
+]
+QueryLimit = Annotated[Limit, Field(description=f"Most passages to return (default {QUERY_LIMIT}).")]
+
+
+PassageId = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=MAX_ADDRESS,
+        description="A hit's id, as lancedb_search returns it: read that passage and the passages around it.",
+    ),
+]
+Source = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=MAX_ADDRESS,
+        description="A document's source, as a hit's `source`: read the document from its start (or from `from`).",
+    ),
+]
+Before = Annotated[Around | None, Field(description="With id: passages before it to include (default 1).")]
+After = Annotated[Around | None, Field(description="With id: passages after it to include (default 2).")]
+From = Annotated[
+    Count | None,
+    Field(
+        alias="from",
+        description="With source: the passage number to start at, as a reply's `next` gives it (default 0).",
+    ),
+]
+Offset = Annotated[
+    Count | None,
+    Field(description="With from: characters into that passage to start at, to go on after a cut passage."),
+]
+ReadBudget = Annotated[BudgetSize, Field(description="Maximum characters of the reply's Markdown text.")]
+
+
+def _problem(error: Any, parameters: list[str]) -> str:
+    """One argument problem in words, without echoing a long value back."""
+    name = ".".join(str(part) for part in error["loc"]) or "arguments"
+    if error["type"] == "extra_forbidden":
+        return f"{name} is not a parameter (parameters: {', '.join(parameters) or 'none'})"
+    if error["type"] == "missing":
+        return f"{name} is required"
+    value = error.get("input")
+    if isinstance(value, str) and len(value) > 40:
+        got = f"{len(value):,} characters"
+    elif isinstance(value, str | bool | int | float) or value is None:
+        got = repr(value)
+    else:
+        got = _kind(value)
+    return f"{name}: {error['msg']} (got {got})"
+
+
+def invalid_arguments(tool: str, schema: dict[str, Any], exc: ValidationError) -> str:
+    """Every argument problem of one call, in one message."""
+    parameters = list(schema.get("properties", {}))
+    problems = "; ".join(_problem(error, parameters) for error in exc.errors())
+    return f"Invalid arguments for {tool}: {problems}."
+
+
+def call_problem(params: Any, tools: list[str]) -> str | None:
+    """What is wrong with the shape of a `tools/call` (no tool name, arguments that are not an object), or None.
+
+    The SDK answers these with a protocol error; a tool error with the reason is what every other
+    request problem gets, and what a client shows to its model.
+    """
+    names = ", ".join(tools)
+    if not isinstance(params, dict):
+        return f"tools/call needs params with `name` (one of {names}) and `arguments` (an object)."
+    name = params.get("name")
+    if not isinstance(name, str):
+        return f"tools/call needs `name`, the tool to call (one of {names}); got {_kind(name)}."
+    if name not in tools:
+        return f"Unknown tool {shown(name, SHOWN_NAME)}; the tools are {names}."
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        return f"Invalid arguments for {name}: arguments must be an object of named parameters; got {_kind(arguments)}."
+    return None
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's type in words, for a message that must not echo the value itself."""
+    if value is None:
+        return "null"
+    kinds = {
+        bool: "a boolean",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+        int: "a number",
+        float: "a number",
+    }
+    return kinds.get(type(value), type(value).__name__)
