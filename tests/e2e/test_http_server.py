@@ -31,11 +31,11 @@ def free_port():
 class Running:
     """A `lancelot --http` process; its stdout and stderr go to files the tests can read at any time."""
 
-    def __init__(self, folder, env, *args):
+    def __init__(self, folder, env, *args, prefix=()):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.stdout, self.stderr = folder / "stdout", folder / "stderr"
-        command = [BIN / "lancelot", "--http", str(self.port), *args]
+        command = [*prefix, BIN / "lancelot", "--http", str(self.port), *args]
         with self.stdout.open("w") as out, self.stderr.open("w") as err:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
         deadline = time.monotonic() + 60
@@ -172,10 +172,11 @@ def test_a_chunked_body_over_64_kb_is_413_while_it_is_still_being_sent(server):
     assert status == 413
 
 
-def test_a_content_length_that_lies_cannot_carry_a_larger_body_in(server):
-    # The body is framed by Transfer-Encoding, which wins over the (small, false) Content-Length.
-    status, _ = raw(server, head(server, [b"Content-Length: 10", b"Transfer-Encoding: chunked"]), chunked(200_000))
-    assert status == 413
+def test_content_length_with_transfer_encoding_is_400_and_the_connection_closed(server):
+    # Two framings at once is how requests are smuggled past proxies (RFC 9112 section 6.3): neither is trusted.
+    status, answer = raw(server, head(server, [b"Content-Length: 10", b"Transfer-Encoding: chunked"]), chunked(20_000))
+    assert status == 400
+    assert b"connection: close" in answer.lower()
 
 
 @pytest.mark.parametrize("body", [b"not json", b"{", b""])
@@ -183,6 +184,30 @@ def test_a_body_that_is_not_json_is_400(server, body):
     answer = post(server, body)
     assert answer.status_code == 400
     assert answer.json()["error"]["code"] == -32700
+
+
+def test_a_lone_surrogate_escape_is_answered_as_over_stdio(server):
+    # JSON.stringify writes a string cut through an emoji as a lone "\\ud83d"; stdio makes it U+FFFD.
+    body = rpc("tools/call", {"name": "lancedb_search", "arguments": {"query": "chain \ud83d", "mode": "text"}})
+    wire = json.dumps(body).encode()
+    assert b"\\ud83d" in wire  # json.dumps writes the lone escape just as JSON.stringify does
+    answer = post(server, wire)
+    assert answer.status_code == 200
+    assert answer.json()["result"]["structuredContent"]["query"] == "chain \ufffd"
+    assert answer.json()["result"]["structuredContent"]["count"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ([rpc("ping")], "Invalid Request: batches are not supported; send one message per POST"),
+        ({**rpc("ping"), "id": {"a": 1}}, 'Invalid Request: "id" must be a string or an integer'),
+    ],
+)
+def test_a_batch_or_an_object_id_gets_a_short_json_rpc_error_of_our_own(server, body, message):
+    answer = post(server, body)
+    assert answer.status_code == 400
+    assert answer.json() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
 
 
 def test_an_unsupported_protocol_version_is_400(server):

@@ -112,13 +112,11 @@ class TrickledBody(Body):
         return await super().__call__()
 
 
-def test_a_body_that_does_not_arrive_in_time_is_408_and_never_reaches_the_app(monkeypatch):
-    from lancelot_server import guard
-
-    monkeypatch.setattr(guard, "BODY_TIMEOUT_S", 0.2)
+def test_a_body_that_does_not_arrive_in_time_is_408_and_never_reaches_the_app():
+    rules = Rules(RULES.path, RULES.allowed_hosts, RULES.allowed_origins, VERSIONS, body_timeout=0.2)
     started = time.monotonic()
-    status, _, body, app, _ = call(body=TrickledBody([INIT[:10], INIT[10:]]))
-    assert status == 408 and b"did not arrive within" in body
+    status, _, body, app, _ = call(body=TrickledBody([INIT[:10], INIT[10:]]), rules=rules)
+    assert status == 408 and b"did not arrive within 0.2 s" in body
     assert app.bodies == []
     assert time.monotonic() - started < 3
 
@@ -236,6 +234,31 @@ def test_a_body_that_is_not_json_is_400_parse_error(body):
     assert status == 400
     assert json.loads(answer)["error"]["code"] == -32700
     assert app.bodies == []
+
+
+def test_content_length_with_transfer_encoding_is_400_closing_the_connection_before_any_other_rule():
+    headers = {"content-length": "10", "transfer-encoding": "chunked", "host": "evil"}
+    status, sent, body, app, receive = call(headers, path="/elsewhere")
+    assert status == 400 and sent[b"connection"] == b"close"
+    assert json.loads(body)["error"] == {
+        "code": -32600,
+        "message": "Bad request: Content-Length and Transfer-Encoding together",
+    }
+    assert receive.pulled == 0 and app.bodies == []
+
+
+def test_a_batch_or_a_request_with_an_object_id_is_400_invalid_request_and_never_reaches_the_app():
+    for body in [b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', b'{"jsonrpc": "2.0", "id": {}, "method": "ping"}']:
+        status, _, answer, app, _ = call(body=body)
+        assert status == 400 and app.bodies == []
+        assert json.loads(answer)["id"] is None and json.loads(answer)["error"]["code"] == -32600
+
+
+def test_the_app_receives_a_lone_surrogate_as_u_fffd():
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {"query": "a \\ud83d"}}}'
+    status, _, _, app, _ = call(body=body)
+    assert status == 200
+    assert json.loads(app.bodies[0])["params"]["arguments"]["query"] == "a \ufffd"
 
 
 def test_rules_are_checked_in_order_path_host_origin_method():

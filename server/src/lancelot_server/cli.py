@@ -25,13 +25,33 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 )
 @click.option("--host", default=None, metavar="HOST", help="With --http: the address to bind (default 127.0.0.1).")
 @click.option(
+    "--request-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=30.0,
+    show_default=True,
+    envvar="LANCELOT_HTTP_REQUEST_TIMEOUT",
+    metavar="SECONDS",
+    help="With --http: the time a request's headers may take to arrive, and then its body (408 after).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1),
+    default=None,
+    envvar="LANCELOT_HTTP_MAX_CONNECTIONS",
+    metavar="N",
+    help="With --http: connections open at once; past it one long awaiting its request makes room, else 503 "
+    "[default: 1000, at most half the open-file limit].",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="INFO",
     show_default=True,
     help="Least severe log level written to stderr.",
 )
-def main(http_port: int | None, host: str | None, log_level: str) -> None:
+def main(
+    http_port: int | None, host: str | None, request_timeout: float, max_connections: int | None, log_level: str
+) -> None:
     """Serve Lancelot's read-only search tools to an MCP client over stdio, or over HTTP with --http.
 
     Settings come from the environment (LANCEDB_PATH, LANCEDB_TABLE, OPENAI_API_KEY, ...), then from what
@@ -57,7 +77,15 @@ def main(http_port: int | None, host: str | None, log_level: str) -> None:
         from lancelot_server import http
 
         # stdout stays diverted to stderr for the whole run: over HTTP nothing may reach it.
-        http.serve(server, resolved, host=host or http.DEFAULT_HOST, port=http_port, log_level=log_level)
+        http.serve(
+            server,
+            resolved,
+            host=host or http.DEFAULT_HOST,
+            port=http_port,
+            log_level=log_level,
+            request_timeout=request_timeout,
+            max_connections=max_connections,
+        )
         return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
     diversion.hand_back()

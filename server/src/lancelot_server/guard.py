@@ -2,6 +2,8 @@
 
 A small pure ASGI layer, so both transports apply exactly the same rules, in this order:
 
+    Content-Length and Transfer-Encoding → 400, and the connection closed (ambiguous framing: RFC 9112
+                                           §6.3 calls it a request-smuggling attempt)
     path ≠ endpoint                      → 404
     Host not allowed (when checked)      → 403
     Origin present and not allowed       → 403
@@ -9,8 +11,9 @@ A small pure ASGI layer, so both transports apply exactly the same rules, in thi
     method other than POST               → 405, `Allow: POST`
     MCP-Protocol-Version not supported   → 400 (a missing header means 2025-03-26)
     body over 64 KB                      → 413, without reading more than 64 KB + one chunk
-    body not complete within 30 s        → 408 (a client holding connections open with a trickle)
-    body not JSON                        → 400
+    body not complete within 30 s        → 408 (a client holding connections open with a trickle;
+                                           `Rules.body_timeout`, `--request-timeout` over HTTP)
+    body not one JSON-RPC message        → 400, a short JSON-RPC error (see `jsonrpc.py`)
 
 We do these ourselves rather than rely on the SDK: it answers a foreign Host with 421, turns its
 checks off for non-loopback binds, and trusts Content-Length. Every answer to an allowed Origin,
@@ -20,7 +23,6 @@ log line per request (never the query text).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from typing import Any
 import anyio
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from lancelot_server import jsonrpc
 
 MAX_BODY = 64 * 1024
 BODY_TIMEOUT_S = 30.0
@@ -42,8 +46,7 @@ CORS_EXPOSED_HEADERS = "mcp-protocol-version, mcp-session-id"
 CORS_MAX_AGE = "600"
 
 # JSON-RPC error codes used in our refusals (the SDK's own codes for the same conditions).
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
+INVALID_REQUEST = jsonrpc.INVALID_REQUEST
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 log = structlog.get_logger("lancelot.http")
@@ -57,6 +60,7 @@ class Rules:
     allowed_hosts: frozenset[str] | None
     allowed_origins: frozenset[str]
     protocol_versions: frozenset[str]
+    body_timeout: float = BODY_TIMEOUT_S
 
 
 def loopback_hosts(port: int) -> frozenset[str]:
@@ -76,7 +80,14 @@ class Refusal(Exception):
     """A request the guard answers itself with `status` and a JSON-RPC error body."""
 
     def __init__(
-        self, status: int, code: int, message: str, *, headers: dict[str, str] | None = None, data: Any = None
+        self,
+        status: int,
+        code: int,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+        data: Any = None,
+        id: str | int | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -84,12 +95,10 @@ class Refusal(Exception):
         self.message = message
         self.headers = headers or {}
         self.data = data
+        self.id = id
 
     async def send(self, send: Send) -> None:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+        body = jsonrpc.error_body(self.code, self.message, self.id, self.data)
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         headers += [(name.lower().encode(), value.encode()) for name, value in self.headers.items()]
         await send({"type": "http.response.start", "status": self.status, "headers": headers})
@@ -108,6 +117,13 @@ def check_headers(rules: Rules, scope: Scope) -> str | None:
 
     Returns the request's Origin when it carries an allowed one (None without an Origin header).
     """
+    if _header(scope, b"content-length") is not None and _header(scope, b"transfer-encoding") is not None:
+        raise Refusal(
+            400,
+            INVALID_REQUEST,
+            "Bad request: Content-Length and Transfer-Encoding together",
+            headers={"Connection": "close"},
+        )
     if rules.path is not None and _normalise_path(scope["path"]) != _normalise_path(rules.path):
         raise Refusal(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {rules.path}")
     host = _header(scope, b"host")
@@ -167,7 +183,7 @@ def _declared_length(scope: Scope) -> int | None:
     return length
 
 
-async def read_body(scope: Scope, receive: Receive) -> bytes:
+async def read_body(scope: Scope, receive: Receive, timeout: float = BODY_TIMEOUT_S) -> bytes:
     """Read the body, refusing with 413 as soon as it passes MAX_BODY; a declared length over it is not read.
 
     Counts what actually arrives, so a Content-Length that lies cannot carry more than MAX_BODY in.
@@ -176,12 +192,10 @@ async def read_body(scope: Scope, receive: Receive) -> bytes:
     if declared is not None and declared > MAX_BODY:
         raise Refusal(413, INVALID_REQUEST, f"Payload too large: the limit is {MAX_BODY} bytes")
     try:
-        with anyio.fail_after(BODY_TIMEOUT_S):
+        with anyio.fail_after(timeout):
             return await _read_chunks(receive)
     except TimeoutError:
-        raise Refusal(
-            408, INVALID_REQUEST, f"Request timeout: the body did not arrive within {BODY_TIMEOUT_S:.0f} s"
-        ) from None
+        raise Refusal(408, INVALID_REQUEST, f"Request timeout: the body did not arrive within {timeout:g} s") from None
 
 
 async def _read_chunks(receive: Receive) -> bytes:
@@ -200,27 +214,11 @@ async def _read_chunks(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-@dataclass
-class Summary:
-    """What one request's log line says: never arguments, never the query."""
-
-    rpc_method: str | None = None
-    tool: str | None = None
-
-
-def parse_body(body: bytes) -> Summary:
+def read_message(body: bytes) -> jsonrpc.Message:
     try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        raise Refusal(400, PARSE_ERROR, "Parse error: the body is not JSON") from None
-    summary = Summary()
-    if isinstance(decoded, dict):
-        method = decoded.get("method")
-        summary.rpc_method = method if isinstance(method, str) else None
-        params = decoded.get("params")
-        if method == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
-            summary.tool = params["name"]
-    return summary
+        return jsonrpc.read(body)
+    except jsonrpc.BadMessage as bad:
+        raise Refusal(400, bad.code, bad.message, id=bad.id) from None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -250,7 +248,7 @@ class Guard:
             return
         started = time.perf_counter()
         status = 500
-        summary = Summary()
+        checked = jsonrpc.Message(b"")  # what the log line says of the body: never arguments, never the query
         origin: str | None = None
 
         async def watch(message: Message) -> None:
@@ -266,9 +264,9 @@ class Guard:
             if origin is not None and scope["method"] == "OPTIONS":
                 await preflight(scope, watch)
                 return
-            body = await read_body(scope, receive)
-            summary = parse_body(body)
-            await self.app(scope, _replay(body, receive), watch)
+            body = await read_body(scope, receive, self.rules.body_timeout)
+            checked = read_message(body)
+            await self.app(scope, _replay(checked.body, receive), watch)
         except Refusal as refusal:
             await refusal.send(watch)
         finally:
@@ -278,8 +276,8 @@ class Guard:
                 path=scope["path"],
                 status=status,
                 duration_ms=round((time.perf_counter() - started) * 1000, 2),
-                rpc_method=summary.rpc_method,
-                tool=summary.tool,
+                rpc_method=checked.rpc_method,
+                tool=checked.tool,
             )
 
 

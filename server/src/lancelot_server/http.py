@@ -1,6 +1,7 @@
 """`lancelot --http`: the tools over MCP Streamable HTTP, stateless, each POST answered with one JSON object.
 
-    uvicorn → HttpApp ─ lifespan → the SDK endpoint's run()
+    uvicorn ─ Connection (request deadline, connection cap: `connections.py`)
+            → HttpApp ─ lifespan → the SDK endpoint's run()
                       └ http     → Guard (our Origin/Host/path/method/size/JSON/version rules) → SDK endpoint
 
 uvicorn handles SIGTERM and SIGINT: it stops accepting, lets requests in flight finish, then ends the
@@ -9,6 +10,7 @@ lifespan. Nothing is written to stdout; one JSON log line per request goes to st
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import signal
 import socket
@@ -21,7 +23,8 @@ from starlette.types import Receive, Scope, Send
 
 from lancelot_schema import logs
 from lancelot_schema.settings import Settings
-from lancelot_server import app
+from lancelot_server import app, connections
+from lancelot_server.connections import Limits, Pool
 from lancelot_server.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
 
 DEFAULT_HOST = "127.0.0.1"
@@ -33,8 +36,10 @@ GRACEFUL_SECONDS = 30
 log = structlog.get_logger("lancelot.http")
 
 
-def http_rules(settings: Settings, host: str, port: int) -> Rules:
-    """The guard's rules for a server bound to `host:port`."""
+def http_rules(
+    settings: Settings, host: str, port: int, request_timeout: float = connections.REQUEST_TIMEOUT_S
+) -> Rules:
+    """The guard's rules for a server bound to `host:port`; the body gets `request_timeout` s to arrive."""
     if settings.allowed_hosts is not None:
         hosts: frozenset[str] | None = split_setting(settings.allowed_hosts)
     elif is_loopback(host):
@@ -46,6 +51,7 @@ def http_rules(settings: Settings, host: str, port: int) -> Rules:
         allowed_hosts=hosts,
         allowed_origins=split_setting(settings.allowed_origins),
         protocol_versions=frozenset(app.HTTP_PROTOCOL_VERSIONS),
+        body_timeout=request_timeout,
     )
 
 
@@ -77,12 +83,27 @@ def serve(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     log_level: str = "INFO",
+    request_timeout: float = connections.REQUEST_TIMEOUT_S,
+    max_connections: int | None = None,
 ) -> None:
-    """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT."""
+    """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT.
+
+    `max_connections` None: the default cap, lowered to half the file-descriptor limit when that is less.
+    """
     logs.configure(log_level, json=True)
     # Bound first: a taken port or unknown host is one clear error, with no log line claiming to serve.
     listener = listen(host, port)
-    rules = http_rules(settings, host, port)
+    fd_limit = connections.raise_fd_limit()
+    cap, fits = connections.connection_cap(max_connections, fd_limit)
+    if not fits:
+        log.warning(
+            "max_connections_above_fd_limit",
+            max_connections=cap,
+            fd_limit=fd_limit,
+            reason="connections may use up the file descriptors the database and the listener need",
+        )
+    pool = Pool(Limits(request_timeout=request_timeout, max_connections=cap))
+    rules = http_rules(settings, host, port, request_timeout)
     if rules.allowed_hosts is None:
         log.warning(
             "host_check_off",
@@ -92,6 +113,7 @@ def serve(
         HttpApp(server, rules),
         host=host,
         port=port,
+        http=connections.protocol(pool),
         lifespan="on",
         log_config=None,  # our logging (stderr) stays in charge; uvicorn must not touch stdout
         access_log=False,  # the guard writes one line per request instead
@@ -102,9 +124,23 @@ def serve(
     # complete, so the re-raised signal must not kill the process (exit 0, no KeyboardInterrupt).
     for stop in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop, _stopped)
-    log.info("serving", url=f"http://{_url_host(host)}:{port}{ENDPOINT}")
-    uvicorn.Server(config).run(sockets=[listener])
+    log.info(
+        "serving",
+        url=f"http://{_url_host(host)}:{port}{ENDPOINT}",
+        request_timeout=request_timeout,
+        max_connections=cap,
+        fd_limit=fd_limit,
+    )
+    # asyncio's own loop (uvicorn would take uvloop when installed): its accept loop's reports are the
+    # ones `connections.exception_handler` knows.
+    asyncio.run(_serve(uvicorn.Server(config), listener, pool))
     log.info("stopped")
+
+
+async def _serve(server: uvicorn.Server, listener: socket.socket, pool: Pool) -> None:
+    # Before anything is accepted: out of file descriptors, asyncio would log a traceback per failed accept.
+    asyncio.get_running_loop().set_exception_handler(connections.exception_handler(pool))
+    await server.serve(sockets=[listener])
 
 
 def listen(host: str, port: int) -> socket.socket:
