@@ -52,6 +52,25 @@ def make_docs(root: Path) -> Path:
     return root
 
 
+def fan_out(root: Path, levels: int) -> Path:
+    """Folders l0 … l<levels>, each with a page and two links to the next: 2**n paths lead to the n-th,
+    and none of them loops."""
+    for level in range(levels + 1):
+        (root / f"l{level}").mkdir(parents=True)
+        (root / f"l{level}" / f"page{level}.md").write_text(f"Page {level}.\n", encoding="utf-8")
+        if level:
+            for name in "ab":
+                (root / f"l{level - 1}" / name).symlink_to(f"../l{level}", target_is_directory=True)
+    return root
+
+
+def deep_html(path: Path, depth: int = 100_000) -> Path:
+    """`depth` nested divs: 1.1 MB at 100,000, which Lexbor takes tens of seconds to parse (its tree
+    building is quadratic in the depth)."""
+    path.write_text("<div>" * depth + "deep text" + "</div>" * depth, encoding="utf-8")
+    return path
+
+
 def write_big_text(path: Path, size: int = 20 * 1024 * 1024) -> None:
     paragraph = ("The quick brown fox jumps over the lazy dog. " * 20).strip() + "\n\n"
     count = size // len(paragraph) + 1

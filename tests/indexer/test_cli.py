@@ -13,15 +13,21 @@ from tests.support.terminal import run_in_terminal
 
 from lancelot_indexer.cli import main
 
+from .conftest import deep_html, fan_out
+
 BIN = Path(sys.executable).parent
 
 
 def test_success_prints_one_summary_with_skips_and_exits_0(docs, tmp_path):
     result = CliRunner().invoke(main, [str(docs), str(tmp_path / "db")])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("Indexed 10 documents into ")
+    assert result.stdout.startswith("Indexed 9 documents into ")
     assert "  binary.txt: binary file (contains NUL bytes)" in result.stdout
     assert "Read as Windows-1252 (not valid UTF-8): legacy.txt" in result.stdout
+    assert (
+        "Left out 1 duplicate (files or folders reached by more than one path, each indexed once, under its first "
+        "path)." in result.stdout
+    )
     assert "\r" not in result.stdout  # no progress bar without a terminal
 
 
@@ -151,7 +157,7 @@ def test_a_progress_bar_is_drawn_on_a_terminal(docs, tmp_path):
     status, text = run_in_terminal([BIN / "lancelot-index", docs, tmp_path / "db"])
     assert status == 0
     assert "read" in text and "100%" in text
-    assert "Indexed 10 documents" in text
+    assert "Indexed 9 documents" in text
 
 
 def test_the_session_database_fixture_is_searchable(indexed_db):
@@ -251,3 +257,71 @@ def test_an_unknown_language_is_a_usage_error_naming_the_choices_and_nothing_is_
     assert result.exit_code == 2
     assert "--language" in result.stderr and "'klingon'" in result.stderr and "german" in result.stderr
     assert not (tmp_path / "db").exists()
+
+
+def test_links_that_fan_out_index_each_file_once_and_the_summary_counts_the_duplicates(tmp_path):
+    docs = fan_out(tmp_path / "docs", levels=12)  # 2**12 paths to the last page
+    out = subprocess.run([BIN / "lancelot-index", docs, tmp_path / "db"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Indexed 13 documents into 13 chunks")
+    assert "Left out 24 duplicates (files or folders reached by more than one path" in out.stdout
+    texts = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["text"].to_pylist()
+    assert sorted(texts) == sorted(f"Page {level}." for level in range(13))
+
+
+def forged(text: str) -> list[str]:
+    """Lines that a file name made, or that carry a terminal control character."""
+    return [
+        line for line in text.splitlines() if line.startswith("Error: forged") or "\x1b" in line or "\u202e" in line
+    ]
+
+
+def test_names_are_printed_escaped_so_that_none_forges_a_line_or_drives_the_terminal(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# Fine\n\nText.\n", encoding="utf-8")
+    for name in ("a\nError: forged.md", "b\x1b[2Jclear.txt", "c\u202etxt.exe.txt", "d\r\tcarriage.md"):
+        (docs / name).write_bytes(b"\x00binary")
+    (docs / "e\x07bell.txt").write_bytes(b"caf\xe9")  # Windows-1252: listed in the summary
+    out = subprocess.run([BIN / "lancelot-index", docs, tmp_path / "db"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert forged(out.stdout) == forged(out.stderr) == []
+    assert "\r" not in out.stdout + out.stderr and "\x07" not in out.stdout + out.stderr
+    for shown in (r"a\nError: forged.md", r"b\x1b[2Jclear.txt", r"c\u202etxt.exe.txt", r"d\r\tcarriage.md"):
+        assert f"  {shown}: binary file (contains NUL bytes)" in out.stdout
+        assert shown in out.stderr  # the warning naming it
+    assert r"Read as Windows-1252 (not valid UTF-8): e\x07bell.txt" in out.stdout
+    # The table keeps the real names.
+    paths = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["path"].to_pylist()
+    assert sorted(paths) == ["e\x07bell.txt", "ok.md"]
+
+
+def test_a_name_in_an_error_message_is_printed_escaped_on_the_error_line(tmp_path):
+    missing = tmp_path / "missing\nError: forged"
+    out = subprocess.run([BIN / "lancelot-index", missing, tmp_path / "db"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        rf"Error: The documents folder {tmp_path}/missing\nError: forged does not exist or is not a folder."
+    ]
+
+
+def test_a_file_that_takes_longer_than_the_limit_is_stopped_and_skipped_and_the_rest_is_indexed(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    deep_html(docs / "deep.html")
+    (docs / "ok.md").write_text("# Fine\n\nText.\n", encoding="utf-8")
+    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--file-timeout", "0.5"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Indexed 1 document into 1 chunk")
+    assert "  deep.html: reading it took longer than 0.5 s, the limit per file (--file-timeout)" in out.stdout
+    assert "Traceback" not in out.stderr
+    paths = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["path"].to_pylist()
+    assert paths == ["ok.md"]
+
+
+def test_a_time_limit_that_is_not_a_positive_number_is_a_usage_error(tmp_path):
+    for value in ("0", "-1", "soon"):
+        result = CliRunner().invoke(main, ["--file-timeout", value, str(tmp_path), str(tmp_path / "db")])
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--file-timeout'" in result.stderr

@@ -1,6 +1,9 @@
 import os
+from itertools import islice
 
-from lancelot_indexer.walk import Excluded, Found, Skipped, is_document, walk
+from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped, is_document, walk
+
+from .conftest import fan_out
 
 
 def test_walk_is_sorted_skips_dot_names_and_takes_document_extensions_in_any_case(docs):
@@ -15,9 +18,12 @@ def test_walk_is_sorted_skips_dot_names_and_takes_document_extensions_in_any_cas
         "guide/api.markdown",
         "guide/install.md",
         "legacy.txt",
-        "link-inside.md",
         "long.txt",
         "wide.txt",
+    ]
+    # A link to a document found before, under its own path: the same file, found once.
+    assert [item for item in walk(docs) if isinstance(item, Duplicate)] == [
+        Duplicate("link-inside.md", "guide/install.md")
     ]
 
 
@@ -98,11 +104,39 @@ def test_exclude_takes_a_leading_dot_slash_and_a_trailing_slash_for_folders_only
     assert folders_only == ["sub"]
 
 
-def test_a_linked_folder_inside_the_root_is_followed(tmp_path):
+def test_a_linked_folder_inside_the_root_is_followed_and_walked_once_under_its_first_path(tmp_path):
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "a.md").write_text("x", encoding="utf-8")
     (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
-    assert [item.relative for item in walk(tmp_path)] == ["alias/a.md", "real/a.md"]
+    assert list(walk(tmp_path)) == [Found(tmp_path / "alias" / "a.md", "alias/a.md"), Duplicate("real", "alias")]
+
+
+def test_links_that_fan_out_find_each_file_once_without_listing_the_paths_to_it(tmp_path):
+    # 2**30 paths lead to the last page (30 links in a row: Linux follows at most 40 in one path). Listing
+    # them would never end: the walk must never enter a folder it walked before.
+    root = fan_out(tmp_path / "docs", levels=30)
+    items = list(islice(walk(root), 1000))
+    assert len(items) < 1000
+    found = sorted(item.path.name for item in items if isinstance(item, Found))
+    assert found == sorted(f"page{level}.md" for level in range(31))
+    duplicates = [item for item in items if isinstance(item, Duplicate)]
+    # Each folder's second link, and each folder l<n> that a link reached first, is named once.
+    assert len(duplicates) == 30 + 30
+    assert Duplicate("l0/b", "l0/a") in duplicates
+    assert Duplicate("l1", "l0/a") in duplicates
+    assert not any(isinstance(item, Skipped) for item in items)
+
+
+def test_hard_links_to_one_file_are_found_once_under_the_first_path(tmp_path):
+    (tmp_path / "b.md").write_text("x", encoding="utf-8")
+    os.link(tmp_path / "b.md", tmp_path / "a.md")
+    (tmp_path / "sub").mkdir()
+    os.link(tmp_path / "b.md", tmp_path / "sub" / "c.md")
+    assert list(walk(tmp_path)) == [
+        Found(tmp_path / "a.md", "a.md"),
+        Duplicate("b.md", "a.md"),
+        Duplicate("sub/c.md", "a.md"),
+    ]
 
 
 def test_document_extensions():

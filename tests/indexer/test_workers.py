@@ -1,15 +1,26 @@
-"""Reading documents in worker processes gives the same table, skips and encodings as reading them here."""
+"""Reading documents in worker processes gives the same table, skips and encodings as reading them here;
+a file over the time limit, or whose worker dies, is skipped and the others are read."""
 
 import json
+import operator
+import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 import lancedb
+import pytest
 
 from lancelot_indexer.collect import POOL_MIN_FILES, collect
 from lancelot_indexer.pipeline import Options, build
+from lancelot_indexer.walk import Skipped
+from lancelot_indexer.workers import Lost, Workers
+
+from .conftest import deep_html
 
 BIN = Path(sys.executable).parent
 
@@ -86,3 +97,60 @@ def test_workers_started_from_a_process_that_loaded_lance_give_the_same_rows(tmp
         alone.skipped,
         alone.windows_1252,
     )
+
+
+# Workers are given any function: each item here is a call (`operator.call` makes it), so that one can
+# sleep past the limit, one can end its process, the others answer at once.
+QUICK = [partial(pow, 2, n) for n in range(10)]
+TIMEOUT = "reading it took longer than 1 s, the limit per file (--file-timeout)"
+
+
+def test_a_worker_over_the_time_limit_is_stopped_its_item_lost_and_the_others_read_in_order():
+    items = [*QUICK[:3], partial(time.sleep, 600), *QUICK[3:6], partial(time.sleep, 600), *QUICK[6:]]
+    with Workers(operator.call, 2, limit=1.0) as workers:
+        results = list(workers.map(items))
+    assert results == [1, 2, 4, Lost(TIMEOUT), 8, 16, 32, Lost(TIMEOUT), 64, 128, 256, 512]
+
+
+def test_a_worker_that_dies_costs_its_item_only():
+    items = [*QUICK[:2], partial(os._exit, 3), QUICK[2], partial(signal.raise_signal, signal.SIGKILL), *QUICK[3:]]
+    with Workers(operator.call, 2, limit=60.0) as workers:
+        results = list(workers.map(items))
+    assert results == [
+        1,
+        2,
+        Lost("its reader process died (exit status 3)"),
+        4,
+        Lost("its reader process died (SIGKILL)"),
+        *[2**n for n in range(3, 10)],
+    ]
+
+
+def test_an_error_in_the_reader_is_raised_here_as_without_workers():
+    with Workers(operator.call, 1, limit=60.0) as workers, pytest.raises(ValueError, match="invalid literal"):
+        list(workers.map([QUICK[0], partial(int, "x"), QUICK[1]]))
+
+
+def test_a_deep_page_over_the_limit_is_skipped_and_every_other_document_is_read_as_without_it(tmp_path):
+    docs = many_docs(tmp_path / "docs")
+    alone = collect(docs, 300, workers=1, file_timeout=None)
+    deep_html(docs / "deep.html")
+    pooled = collect(docs, 300, workers=2, file_timeout=0.5)
+    limit = "reading it took longer than 0.5 s, the limit per file (--file-timeout)"
+    assert pooled.skipped == [Skipped("deep.html", limit), *alone.skipped]  # in walk order, "deep" first
+    assert (pooled.columns, pooled.documents, pooled.windows_1252) == (
+        alone.columns,
+        alone.documents,
+        alone.windows_1252,
+    )
+
+
+def test_a_worker_left_idle_meanwhile_gets_the_full_limit_for_its_next_item():
+    # Each worker is sent 8 items. Worker 0 reads its own at once and falls idle; worker 1 sleeps past the
+    # limit on its third, two seconds later, and the five it had not begun go to worker 0 (the first to
+    # be given items), whose clock starts then, not when it fell idle.
+    slow = partial(time.sleep, 0.9)
+    items = [*QUICK[:8], slow, slow, partial(time.sleep, 600), *[partial(time.sleep, 0.2)] * 5]
+    with Workers(operator.call, 2, limit=1.0) as workers:
+        results = list(workers.map(items))
+    assert results == [*[2**n for n in range(8)], None, None, Lost(TIMEOUT), *[None] * 5]

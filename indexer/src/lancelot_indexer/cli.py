@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 import click
 
 from lancelot_indexer import __version__, log
+from lancelot_indexer.collect import DEFAULT_FILE_TIMEOUT
 from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, Report, build, count
+from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
 from lancelot_schema import languages, layout, links, settings, stored
 
@@ -41,19 +43,27 @@ def _full_text(report: Report) -> str:
 
 
 def summary(report: Report) -> str:
-    """One paragraph for the person at the terminal: counts, every skipped file with its reason, time."""
+    """One paragraph for the person at the terminal: counts, every skipped file with its reason, time.
+
+    Names are shown `printable`: one with a newline cannot forge a line of the summary.
+    """
     lines = [
         f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'chunk')} in table {report.table!r} "
-        f"of {report.db} in {report.seconds:.1f} s" + _full_text(report) + "."
+        f"of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
     ]
     if report.windows_1252:
-        lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(report.windows_1252)}")
+        lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(map(printable, report.windows_1252))}")
     if report.excluded:
         lines.append(f"Left out by --exclude: {count(len(report.excluded), 'path')}.")
     lines.extend(f"--exclude {pattern!r} matched nothing." for pattern in report.unmatched_exclude)
+    if report.duplicates:
+        lines.append(
+            f"Left out {count(len(report.duplicates), 'duplicate')} (files or folders reached by more than one path, "
+            "each indexed once, under its first path)."
+        )
     if report.skipped:
         lines.append(f"Skipped {len(report.skipped)}:")
-        lines.extend(f"  {item.relative}: {item.reason}" for item in report.skipped)
+        lines.extend(f"  {printable(item.relative)}: {printable(item.reason)}" for item in report.skipped)
     return "\n".join(lines)
 
 
@@ -140,6 +150,14 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     + ", ".join(name for name in languages.NAMES if name not in (languages.DEFAULT, languages.NONE, languages.CJK))
     + "), or cjk for Chinese, Japanese and Korean (word segmentation).",
 )
+@click.option(
+    "--file-timeout",
+    type=click.FloatRange(0, 86_400, min_open=True),
+    default=DEFAULT_FILE_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop reading a file that takes longer than this and skip it, with the reason in the summary.",
+)
 @click.option("--no-fts", is_flag=True, help="Do not build the full-text (BM25) index.")
 @click.option("--allow-empty", is_flag=True, help="Empty the table when DOCS has no documents.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary; warnings still go to stderr.")
@@ -164,6 +182,7 @@ def main(
     exclude: tuple[str, ...],
     link: str | None,
     language: str,
+    file_timeout: float,
     no_fts: bool,
     allow_empty: bool,
     quiet: bool,
@@ -200,6 +219,7 @@ def main(
             exclude=tuple(exclude),
             link=link,
             language=language,
+            file_timeout=file_timeout,
         )
         with bar(not quiet) as on_progress:
             extension = None
@@ -216,7 +236,8 @@ def main(
                 )
             report = build(docs, db, options, on_progress=on_progress, extension=extension, on_write=started_writing)
     except (IndexerError, stored.StoredSettingsError) as exc:
-        raise click.ClickException(str(exc)) from exc
+        # A name in the message (DOCS, DB) is shown printable: it cannot add a line after "Error:".
+        raise click.ClickException(printable(str(exc))) from exc
     except KeyboardInterrupt as stop:
         click.echo(STOPPED_WRITING if writing else STOPPED_BEFORE_WRITING, err=True)
         sys.stdout.flush()

@@ -2,19 +2,16 @@
 
     collect(docs, chunk_size) -> Collected
 
-Documents are independent, so when there are many of them and more than one core, they are read by
-forked worker processes (results come back in walk order, so the table does not depend on timing) and
-`meanwhile` runs in a thread of this process, e.g. to import the writer while the workers read.
+Documents are independent: they are read by worker processes (`workers.py`; one per core when there
+are many and more than one core), each file within a time limit; results come back in walk order, so
+the table does not depend on timing, and `meanwhile` runs in a thread of this process, e.g. to import
+the writer while the workers read.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import hashlib
-import multiprocessing
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -27,15 +24,19 @@ from typing import Any
 from lancelot_indexer.chunk import Document, chunk, paragraphs
 from lancelot_indexer.decode import CP1252, BinaryError, decode
 from lancelot_indexer.errors import DocsError
-from lancelot_indexer.walk import Excluded, Found, Skipped, walk
+from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped, walk
+from lancelot_indexer.workers import Lost, Workers
 from lancelot_schema import layout
 
 # Called as on_progress(stage, done, total); stage is "read" (and "embed" for --embed).
 ProgressCallback = Callable[[str, int, int], None]
 
-# Below this many files, starting worker processes costs more than it saves.
+# Below this many files, starting more than one worker process costs more than it saves.
 POOL_MIN_FILES = 64
-_BATCH = 8  # files per task sent to a worker
+# Seconds a file may take to read: beyond it, its worker is stopped and the file skipped.
+DEFAULT_FILE_TIMEOUT = 60.0
+# Imported once by a forkserver, not by each worker it starts.
+_READERS = ["lancelot_indexer.collect", "lancelot_indexer.html", "lancelot_indexer.markdown"]
 
 # A document's rows in layout.INDEXER_COLUMNS order but `path` (the same for all), with its encoding;
 # or why it was skipped.
@@ -52,6 +53,7 @@ class Collected:
     skipped: list[Skipped]
     windows_1252: list[str]
     excluded: list[Excluded]
+    duplicates: list[Duplicate]
 
 
 class _Unusable(Exception):
@@ -121,78 +123,37 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
 def _workers(files: int, requested: int | None) -> int:
     if requested is not None:
         return requested
-    # Forking is cheap and safe on Linux only (macOS frameworks and Windows cannot fork).
+    # Many workers pay off on Linux only, where forking is cheap and safe (elsewhere each one starts a
+    # fresh interpreter); one reads alone, so that the time limit can stop it.
     if sys.platform != "linux" or files < POOL_MIN_FILES:
         return 1
     return min(os.cpu_count() or 1, 8)
 
 
-_STOPS = {signal.SIGINT, signal.SIGTERM}
-_PR_SET_PDEATHSIG = 1
-
-
-def _leave_stops_to_the_parent(parent: int | None) -> None:
-    # Ctrl-C reaches the whole process group. A worker that died of it would print a traceback and be
-    # replaced by a fresh fork of a parent that may hold Lance by then; the parent stops the pool instead.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The pool ends its workers with SIGTERM: they die quietly, whatever handler the parent installed,
-    # and SIGTERM comes through (the parent blocks it while it forks us; the mask is inherited).
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
-    # A parent that dies without ending the pool must not leave us waiting for work forever, holding
-    # its lock file open (the next run would find the database locked).
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    if parent is not None and os.getppid() != parent:
-        os._exit(0)  # the parent died before prctl took effect
-
-
-@contextmanager
-def _pool(method: str, workers: int) -> Iterator[Any]:
-    """A pool whose construction a stop cannot interrupt halfway (its forked workers would be orphans)."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-    try:
-        context = multiprocessing.get_context(method)
-        # Forked workers know their parent; a forkserver's are its children, and die with it.
-        parent = os.getpid() if method == "fork" else None
-        pool = context.Pool(workers, initializer=_leave_stops_to_the_parent, initargs=(parent,))
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        raise
-    try:
-        # A stop that came meanwhile is raised here.
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        yield pool
-    except KeyboardInterrupt:
-        # No Pool.terminate on a stop: it can wait for good on its result thread when a worker was cut off
-        # halfway through sending. The caller leaves the process at once; the workers die with it.
-        raise
-    except BaseException:
-        pool.terminate()
-        raise
-    pool.terminate()
+def _outcome(result: Outcome | Lost) -> Outcome:
+    return result.reason if isinstance(result, Lost) else result
 
 
 @contextmanager
 def _outcomes(
-    found: list[Found], chunk_size: int, workers: int, meanwhile: Callable[[], object] | None
+    found: list[Found],
+    read: Callable[[Found], Outcome],
+    workers: int,
+    limit: float | None,
+    meanwhile: Callable[[], object] | None,
 ) -> Iterator[Iterator[Outcome]]:
-    if workers <= 1:
+    if not found or (workers <= 1 and limit is None):
         if meanwhile is not None:
             meanwhile()
-        yield (read_document(item, chunk_size) for item in found)
+        yield (read(item) for item in found)
         return
-    # Fork before starting any thread of ours: a child must not inherit a lock a thread holds. A process
-    # that already loaded Lance (its runtime threads are not fork-safe; a library caller, a test) gets
-    # workers from a fresh forkserver process instead, which costs their imports.
-    method = "forkserver" if "lance" in sys.modules else "fork"
-    with _pool(method, workers) as pool:
+    # The workers start before any thread of ours: forked, a child must not inherit a lock a thread holds.
+    with Workers(read, workers, limit, preload=_READERS) as pool:
         helper = threading.Thread(target=meanwhile, daemon=True) if meanwhile is not None else None
-        outcomes = pool.imap(partial(read_document, chunk_size=chunk_size), found, chunksize=_BATCH)
         if helper is not None:
             helper.start()
         try:
-            yield outcomes
+            yield (_outcome(result) for result in pool.map(found))
         finally:
             # Also when stopped (Ctrl-C): an interpreter that exits while this thread is halfway through
             # importing pyarrow and Lance aborts ("Fatal Python error: PyGILState_Release").
@@ -213,10 +174,13 @@ def collect(
     workers: int | None = None,
     meanwhile: Callable[[], object] | None = None,
     exclude: Sequence[str] = (),
+    file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
 ) -> Collected:
     """Walk `docs` and turn every usable document into rows; unusable files are listed, never fatal.
 
     `workers`: processes that read documents (None: one per core when there are many files).
+    `file_timeout`: seconds a file may take to read before its worker is stopped and the file skipped
+    (None: no limit, and with one worker the documents are read in this process).
     `meanwhile` is called once, in a thread while the workers read, or first when there are none.
     `exclude`: patterns of paths (relative to `docs`) or names to leave out, see `walk.excluded_by`.
     """
@@ -225,12 +189,14 @@ def collect(
     found = [item for item in items if isinstance(item, Found)]
     skipped = [item for item in items if isinstance(item, Skipped)]
     excluded = [item for item in items if isinstance(item, Excluded)]
+    duplicates = [item for item in items if isinstance(item, Duplicate)]
     columns: dict[str, list[Any]] = {name: [] for name in layout.INDEXER_COLUMNS}
     paths = columns[layout.PATH]
     by_row = [columns[name] for name in _ROW_COLUMNS]
     windows_1252: list[str] = []
     documents = 0
-    with _outcomes(found, chunk_size, _workers(len(found), workers), meanwhile) as outcomes:
+    read = partial(read_document, chunk_size=chunk_size)
+    with _outcomes(found, read, _workers(len(found), workers), file_timeout, meanwhile) as outcomes:
         for done, (item, outcome) in enumerate(zip(found, outcomes, strict=True), start=1):
             if isinstance(outcome, str):
                 skipped.append(Skipped(item.relative, outcome))
@@ -244,4 +210,4 @@ def collect(
                     column.extend(values)
             if on_progress is not None:
                 on_progress("read", done, len(found))
-    return Collected(columns, documents, skipped, windows_1252, excluded)
+    return Collected(columns, documents, skipped, windows_1252, excluded, duplicates)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from lancelot_indexer import __version__, lock, log
-from lancelot_indexer.collect import ProgressCallback, collect, require_folder
+from lancelot_indexer.collect import DEFAULT_FILE_TIMEOUT, ProgressCallback, collect, require_folder
 from lancelot_indexer.errors import EmptyDocsError
-from lancelot_indexer.walk import Excluded, Skipped
+from lancelot_indexer.walk import Duplicate, Excluded, Skipped
 from lancelot_schema import languages, layout
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ class Options:
     exclude: tuple[str, ...] = ()  # patterns of paths or names to leave out (walk.excluded_by)
     link: str | None = None  # a link template (lancelot_schema.links), stamped for the server to fill in
     language: str = languages.DEFAULT  # how the full-text indexes split words (lancelot_schema.languages)
+    file_timeout: float | None = DEFAULT_FILE_TIMEOUT  # seconds a file may take to read; None: no limit
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Report:
     language: str = languages.DEFAULT
     excluded: list[Excluded] = field(default_factory=list)
     unmatched_exclude: list[str] = field(default_factory=list)  # --exclude patterns that matched nothing
+    duplicates: list[Duplicate] = field(default_factory=list)  # found before under another path, left out
 
 
 class Extension(Protocol):
@@ -121,9 +123,12 @@ def build(
             workers=options.workers,
             meanwhile=_load_writer,
             exclude=options.exclude,
+            file_timeout=options.file_timeout,
         )
         for refused in collected.skipped:
             log.warning("skipped", path=refused.relative, reason=refused.reason)
+        for duplicate in collected.duplicates:
+            log.info("left out, found before under another path", path=duplicate.relative, first=duplicate.first)
         used = {item.pattern for item in collected.excluded}
         unmatched = [pattern for pattern in options.exclude if pattern not in used]
         for pattern in unmatched:
@@ -166,6 +171,7 @@ def build(
         fts=result.fts,
         excluded=collected.excluded,
         unmatched_exclude=unmatched,
+        duplicates=collected.duplicates,
         language=options.language,
     )
     log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy)

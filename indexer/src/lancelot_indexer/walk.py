@@ -1,6 +1,11 @@
 """Find the documents under DOCS: sorted, no dot names, symlinks only when they stay inside DOCS.
 
-walk(root, exclude=("_sources", "*.min.html")) -> Found | Skipped | Excluded, in path order
+walk(root, exclude=("_sources", "*.min.html")) -> Found | Skipped | Excluded | Duplicate, in path order
+
+Files and folders are known by (device, inode), not by path: a file reached by several paths (links,
+hard links) is found once, under its first path in this order, and a folder already walked is not
+walked again. Links can make the number of paths grow exponentially without a loop (a folder with two
+links to the next one, a few levels deep), so the paths under a folder walked before are never listed.
 """
 
 from __future__ import annotations
@@ -63,17 +68,37 @@ def _inside(target: Path, root: Path) -> bool:
     return target == root or root in target.parents
 
 
-Item = Found | Skipped | Excluded
+@dataclass(frozen=True)
+class Duplicate:
+    """A file or folder left out because it was already found under another path (`first`)."""
+
+    relative: str
+    first: str
+
+
+Item = Found | Skipped | Excluded | Duplicate
+# A file's or folder's identity whatever the path to it: (st_dev, st_ino).
+_Key = tuple[int, int]
 
 
 def walk(root: Path, exclude: Sequence[str] = ()) -> Iterator[Item]:
-    """Every document under `root` in a stable order, every link that was refused, and what `exclude` left out."""
-    real_root = root.resolve()
-    yield from _walk_dir(root, "", real_root, frozenset({real_root}), tuple(exclude))
+    """Every document under `root` in a stable order, every link that was refused, what `exclude` left out,
+    and every file or folder left out because it was found before under another path."""
+    top = _key(root.stat())
+    seen = _Seen(folders={top: "."}, files={})
+    yield from _walk_dir(root, "", root.resolve(), frozenset({top}), tuple(exclude), seen)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """The path each folder was walked under and each document found under, by key."""
+
+    folders: dict[_Key, str]
+    files: dict[_Key, str]
 
 
 def _walk_dir(
-    folder: Path, prefix: str, real_root: Path, ancestors: frozenset[Path], exclude: tuple[str, ...]
+    folder: Path, prefix: str, real_root: Path, ancestors: frozenset[_Key], exclude: tuple[str, ...], seen: _Seen
 ) -> Iterator[Item]:
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
@@ -106,15 +131,40 @@ def _walk_dir(
                 if target.is_dir() or is_document(entry.name):
                     yield Skipped(relative, "symlink leads outside the documents folder")
                 continue
-            if target.is_dir() and target in ancestors:
-                yield Skipped(relative, "symlink loop")
-                continue
         if _is_dir(entry):
-            real = path.resolve()
-            yield from _walk_dir(path, relative + "/", real_root, ancestors | {real}, exclude)
+            key = _entry_key(entry)
+            if key in ancestors:
+                yield Skipped(relative, "symlink loop")
+            elif key in seen.folders:
+                yield Duplicate(relative, seen.folders[key])
+            else:
+                inside = ancestors
+                if key is not None:
+                    seen.folders[key] = relative
+                    inside = ancestors | {key}
+                yield from _walk_dir(path, relative + "/", real_root, inside, exclude, seen)
         elif is_document(entry.name):
             # A pipe or device named like a document would block or never end when read.
-            yield Found(path, relative) if entry.is_file() else Skipped(relative, "not a regular file")
+            if not entry.is_file():
+                yield Skipped(relative, "not a regular file")
+            elif (key := _entry_key(entry)) in seen.files:
+                yield Duplicate(relative, seen.files[key])
+            else:
+                if key is not None:
+                    seen.files[key] = relative
+                yield Found(path, relative)
+
+
+def _key(stat: os.stat_result) -> _Key:
+    return stat.st_dev, stat.st_ino
+
+
+def _entry_key(entry: os.DirEntry[str]) -> _Key | None:
+    """The key of what the entry leads to; None when it vanished meanwhile (reading it will say so)."""
+    try:
+        return _key(entry.stat())
+    except OSError:
+        return None
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
