@@ -226,7 +226,7 @@ def test_a_rebuild_in_another_language_remakes_the_full_text_indexes_and_the_sam
     assert set(indexes().values()) == {("simple", True)} and finds("网络") == 0
     uuids = index_uuids(db)
     assert build(docs, db, Options(language="cjk")).strategy == "merge"
-    assert set(indexes().values()) == {("icu", False)}
+    assert set(indexes().values()) == {("icu/split", False)}
     assert finds("网络") == 1 and finds("network") == 1  # Latin words are still split and found
     assert (lancedb.connect(db).open_table("documents").schema.metadata or {})[b"lancelot.language"] == b"cjk"
     remade = index_uuids(db)

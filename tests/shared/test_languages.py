@@ -73,3 +73,8 @@ def test_only_english_leaves_stop_words_out(tmp_path):
     assert not matches(tmp_path, "english", "the cat", "the")
     assert matches(tmp_path, "french", "le chat", "le")
     assert matches(tmp_path, "none", "the cat", "the")
+
+
+def test_cjk_splits_names_with_dots_as_the_english_index_does(tmp_path):
+    assert matches(tmp_path, "cjk", "編集 /etc/apt/sources.list ファイル", "sources")
+    assert matches(tmp_path, "cjk", "编辑 file.txt 文件", "txt")

@@ -35,9 +35,9 @@ def _stemmed(language: str) -> dict[str, Any]:
 
 
 # Chinese, Japanese and Korean have no spaces between words: ICU's dictionary-based word segmentation
-# splits them (Latin words in between as `simple` does), chosen over character bigrams by measurement
-# (docs/decisions.md, "Languages").
-_CJK: dict[str, Any] = {**_COMMON, "base_tokenizer": "icu", "stem": False, "remove_stop_words": False}
+# splits them, and `/split` also splits at punctuation as `simple` does (`sources.list` → `sources`,
+# `list`), chosen over plain ICU, character n-grams and jieba by measurement (docs/decisions.md, "Languages").
+_CJK: dict[str, Any] = {**_COMMON, "base_tokenizer": "icu/split", "stem": False, "remove_stop_words": False}
 
 FTS_PARAMS: dict[str, dict[str, Any]] = {
     **{name.lower(): _stemmed(name) for name in STEMMED},
