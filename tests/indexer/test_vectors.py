@@ -37,6 +37,7 @@ def test_every_chunk_gets_the_vector_of_its_text_and_the_table_is_stamped(docs, 
         assert row[layout.VECTOR] == pytest.approx(embedding_server.vector(row[layout.TEXT], "test-8"), abs=1e-6)
     stamped = layout.decode_metadata(table.schema.metadata)
     assert stamped["embedding_model"] == "test-8" and stamped["vector_width"] == "8"
+    assert stamped["embedded"] == layout.EMBEDDED_TEXT == "text"
     assert stamped["embedding_host"] == f"127.0.0.1:{embedding_server.port}"
     assert (report.embedded, report.reused, report.width) == (len(rows), 0, 8)
     assert seen[-1] == ("embed", len(rows), len(rows))
@@ -136,3 +137,58 @@ def test_new_vectors_replace_the_table_in_one_commit_and_the_same_model_merges(d
     assert build(docs, db, Options(), extension=extension).strategy == "merge"
     assert vectors_match(db, embedding_server, "test-8")
     assert list(read(db).list_indices())  # the full-text index survived both
+
+
+class Earlier:
+    """`--embed` as another version wrote it: vectors of `embeds(row)` from the test endpoint's vector
+    function (no request), stamped with the model and width, and with `embedded` when given."""
+
+    def __init__(self, server, embedded, embeds):
+        self.server, self.embedded, self.embeds = server, embedded, embeds
+
+    def extend(self, rows, current):
+        vectors = [self.server.vector(self.embeds(row), "test-8") for row in rows.to_pylist()]
+        column = pa.array(vectors, type=pa.list_(pa.float32(), 8))
+        stamp = {layout.META_EMBEDDING_MODEL: "test-8", layout.META_VECTOR_WIDTH: "8"}
+        if self.embedded is not None:
+            stamp[layout.META_EMBEDDED] = self.embedded
+        return rows.append_column(pa.field(layout.VECTOR, column.type), column), stamp
+
+
+def in_context(row):
+    return f"{row[layout.TITLE]} > {row[layout.HEADING]}\n\n{row[layout.TEXT]}"
+
+
+def test_a_table_from_before_the_stamp_keeps_its_vectors_of_the_text_and_is_stamped(docs, tmp_path, embedding_server):
+    db = tmp_path / "db"
+    build(docs, db, Options(), extension=Earlier(embedding_server, None, lambda row: row[layout.TEXT]))
+    assert "embedded" not in layout.decode_metadata(read(db).schema.metadata)
+    report = run(docs, db, embedding_server)
+    assert embedding_server.requests == [] and (report.embedded, report.reused) == (0, read(db).count_rows())
+    assert layout.decode_metadata(read(db).schema.metadata)["embedded"] == layout.EMBEDDED_TEXT
+    assert vectors_match(db, embedding_server, "test-8")
+
+
+def test_vectors_of_another_input_are_all_made_again_once_then_reused(docs, tmp_path, embedding_server):
+    db = tmp_path / "db"
+    build(docs, db, Options(), extension=Earlier(embedding_server, layout.EMBEDDED_CONTEXT, in_context))
+    first = run(docs, db, embedding_server)
+    rows = read(db).to_arrow().to_pylist()
+    assert (first.embedded, first.reused) == (len(rows), 0)
+    assert sorted(t for r in embedding_server.requests for t in r.inputs) == sorted(r[layout.TEXT] for r in rows)
+    assert layout.decode_metadata(read(db).schema.metadata)["embedded"] == layout.EMBEDDED_TEXT
+    embedding_server.reset()
+    second = run(docs, db, embedding_server)
+    assert embedding_server.requests == [] and (second.embedded, second.reused) == (0, len(rows))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="write.py merges when only `embedded` differs (_new_vectors compares model and width), and its "
+    "merge keeps the old vector of every row whose columns are unchanged",
+)
+def test_vectors_of_another_input_are_replaced_in_the_table(docs, tmp_path, embedding_server):
+    db = tmp_path / "db"
+    build(docs, db, Options(), extension=Earlier(embedding_server, layout.EMBEDDED_CONTEXT, in_context))
+    run(docs, db, embedding_server)
+    assert vectors_match(db, embedding_server, "test-8")

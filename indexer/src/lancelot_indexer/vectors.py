@@ -1,10 +1,14 @@
 """`--embed` as a pipeline `Extension`: reuse the vectors of unchanged chunks, embed only the rest.
 
-A row's `text_hash` finds its vector in the current table when that table was embedded with the same
-model (and width); every other distinct text is embedded once, however many rows hold it. The vector
-column is then assembled with one Arrow `take` over old and new vectors, and the model, width and
-endpoint host are stamped in the metadata. An embedding failure raises before anything is written, so
-the current table stays as it was. An unchanged folder therefore costs zero embedding requests.
+A vector embeds its passage's text alone (`EMBEDDED`): with the title and heading trail before it,
+vector search ranked better on every labelled set of bench-quality but hybrid search did not (see
+docs/decisions.md, "Embedding context"). A row's `text_hash`, the hash of exactly what was embedded,
+finds its vector in the current table when that table was embedded with the same model (and width) and
+from the same kind of input (`lancelot.embedded`; a table without that stamp embedded its text, as now);
+every other distinct text is embedded once, however many rows hold it. The vector column is then
+assembled with one Arrow `take` over old and new vectors, and the model, width, endpoint host and input
+are stamped in the metadata. An embedding failure raises before anything is written, so the current
+table stays as it was. An unchanged folder therefore costs zero embedding requests.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ log = structlog.get_logger("lancelot_indexer.vectors")
 
 # on_progress(stage, done, total), as the pipeline calls it; the stage here is "embed".
 Progress = Callable[[str, int, int], None]
+
+# What each vector embeds, stamped as `lancelot.embedded`: a table stamped otherwise has all its vectors
+# made again once, so that vectors of different inputs are never mixed in one table.
+EMBEDDED = layout.EMBEDDED_TEXT
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,8 @@ NOTHING = Reusable({}, None, 0)
 
 
 def reusable(current: Any, model: str) -> Reusable:
-    """What can be copied from `current` (the table's Lance dataset, or None): only vectors of the same model."""
+    """What can be copied from `current` (the table's Lance dataset, or None): only vectors of the same
+    model, made from the same input as now (a table stamped with none, layouts 1 and 2, embedded its text)."""
     if current is None:
         return NOTHING
     import pyarrow as pa
@@ -62,6 +71,8 @@ def reusable(current: Any, model: str) -> Reusable:
     schema = current.schema
     stamped = layout.decode_metadata(schema.metadata)
     if stamped.get("embedding_model") != model or not {layout.TEXT_HASH, layout.VECTOR} <= set(schema.names):
+        return NOTHING
+    if stamped.get("embedded", layout.EMBEDDED_TEXT) != EMBEDDED:
         return NOTHING
     kind = schema.field(layout.VECTOR).type
     if not pa.types.is_fixed_size_list(kind):
@@ -142,6 +153,7 @@ class VectorExtension:
             layout.META_EMBEDDING_MODEL: self.model,
             layout.META_VECTOR_WIDTH: str(width),
             layout.META_EMBEDDING_HOST: host,
+            layout.META_EMBEDDED: EMBEDDED,
         }
         return rows, stamp
 
