@@ -233,3 +233,29 @@ def test_a_rebuild_in_another_language_remakes_the_full_text_indexes_and_the_sam
     assert uuids != remade
     build(docs, db, Options(language="cjk"))
     assert index_uuids(db) == remade  # an unchanged folder in the same language touches no index
+
+
+def test_a_large_table_gets_an_n_gram_index_on_its_text_beside_its_full_text_indexes(tmp_path, monkeypatch):
+    from lancelot_indexer import write
+
+    docs, db = small_docs(tmp_path / "docs", files=3), tmp_path / "db"
+
+    def indexes():
+        dataset = lancedb.connect(db).open_table("documents").to_lance()
+        return sorted((index.name, index.index_type, *index.field_names) for index in dataset.describe_indices())
+
+    build(docs, db)
+    assert ("text_ngram_idx", "NGram", "text") not in indexes()  # a small table is scanned instead
+    monkeypatch.setattr(write, "NGRAM_MIN_ROWS", 3)
+    build(docs, db)
+    with_ngram = indexes()
+    assert ("text_ngram_idx", "NGram", "text") in with_ngram and ("text_idx", "Inverted", "text") in with_ngram
+    (docs / "doc00.md").write_text("# Document 0\n\nNew words: velocipede.\n", encoding="utf-8")
+    assert build(docs, db).strategy == "merge"
+    assert indexes() == with_ngram  # neither taken for the other; the merge's rows folded into both
+    table = lancedb.connect(db).open_table("documents")
+    assert all(index.num_unindexed_rows == 0 for index in (table.index_stats(name) for name, *_ in with_ngram))
+    build(docs, db, Options(fts=False))
+    assert [kind for _, kind, *_ in indexes()] == ["BTree", "BTree"]  # dropped with the full-text indexes
+    build(docs, db, Options(language="cjk"))
+    assert indexes() == with_ngram
