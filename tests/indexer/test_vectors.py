@@ -182,11 +182,6 @@ def test_vectors_of_another_input_are_all_made_again_once_then_reused(docs, tmp_
     assert embedding_server.requests == [] and (second.embedded, second.reused) == (0, len(rows))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="write.py merges when only `embedded` differs (_new_vectors compares model and width), and its "
-    "merge keeps the old vector of every row whose columns are unchanged",
-)
 def test_vectors_of_another_input_are_replaced_in_the_table(docs, tmp_path, embedding_server):
     db = tmp_path / "db"
     build(docs, db, Options(), extension=Earlier(embedding_server, layout.EMBEDDED_CONTEXT, in_context))

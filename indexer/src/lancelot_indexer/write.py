@@ -130,13 +130,19 @@ def _mergeable(schema: pa.Schema) -> bool:
 
 
 def _new_vectors(current: pa.Schema, target: pa.Schema) -> bool:
-    """True when `target` carries vectors the current table does not hold: absent, retyped or of another model."""
+    """True when `target` carries vectors the current table does not hold: absent, retyped, of another model,
+    or embedded from another input."""
     if layout.VECTOR not in target.names:
         return False
     if layout.VECTOR not in current.names or current.field(layout.VECTOR).type != target.field(layout.VECTOR).type:
         return True
     stamped, wanted = layout.decode_metadata(current.metadata), layout.decode_metadata(target.metadata)
-    return any(stamped.get(key) != wanted.get(key) for key in ("embedding_model", "vector_width"))
+    if any(stamped.get(key) != wanted.get(key) for key in ("embedding_model", "vector_width")):
+        return True
+    # Vectors of another input (text alone, or with its title and headings) are never mixed: a merge would
+    # keep the old vector of every unchanged row. A table stamped before layout 3 embedded the text alone.
+    embedded = layout.META_EMBEDDED.removeprefix("lancelot.")
+    return stamped.get(embedded, layout.EMBEDDED_TEXT) != wanted.get(embedded, layout.EMBEDDED_TEXT)
 
 
 def _evolve(dataset: lance.LanceDataset, target: pa.Schema) -> None:
