@@ -415,7 +415,7 @@ def raw(db: Path, rounds: int) -> dict[str, list[float]]:
     import lancedb
     from lancedb.query import MatchQuery
 
-    from lancelot_server import search
+    from lancelot_server import search, substring
     from lancelot_server.store import describe
 
     connection = lancedb.connect(str(db), read_consistency_interval=timedelta(0))
@@ -441,7 +441,7 @@ def raw(db: Path, rounds: int) -> dict[str, list[float]]:
         for query in QUERIES:
             timed("scan", lambda: plain.search().select(layout.readable).limit(None).to_arrow())
             timed("text", lambda: plain.search().select([layout.text]).limit(None).to_arrow())
-            timed("substring", lambda q=query: search.substring(plain, layout, q, search.Wanted(5)))
+            timed("substring", lambda q=query: substring.search(plain, layout, q, search.Wanted(5)))
     return times
 
 
@@ -492,7 +492,7 @@ def main() -> None:
         ("in process: `Tools.search`, BM25, same queries", summary(local["search"])),
         ("raw LanceDB FTS query, same queries, in process", summary(reference["bm25"])),
         (f"`lancedb_search` text, substring ({substring_match}), over stdio", summary(substring)),
-        ("in process: `search.substring` (the server's own scan, no MCP)", summary(reference["substring"])),
+        ("in process: `substring.search` (the server's own scan, no MCP)", summary(reference["substring"])),
         ("raw LanceDB: read every readable column of the table", summary(reference["scan"])),
         ("raw LanceDB: read the text column of the table", summary(reference["text"])),
         (f"`lancedb_read` by id ({len(ids)} hits' ids, before 1, after 2), over stdio", summary(stdio["id"])),

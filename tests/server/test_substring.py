@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import lance
 import pytest
 
-from lancelot_server import search
+from lancelot_server import search, substring
 from lancelot_server.store import describe
 
 QUERIES = [
@@ -46,13 +46,13 @@ def ngram_db(lancelot_db, tmp_path_factory):
 def scans(monkeypatch):
     """The words each scan of a table looked for, in order."""
     scanned: list[list[str]] = []
-    scan = search._scanned
+    scan = substring._scanned
 
     def spy(table, table_layout, columns, words, prefix):
         scanned.append(list(words))
         return scan(table, table_layout, columns, words, prefix)
 
-    monkeypatch.setattr(search, "_scanned", spy)
+    monkeypatch.setattr(substring, "_scanned", spy)
     return scanned
 
 
@@ -122,7 +122,7 @@ def test_a_query_of_stop_words_is_judged_on_every_word_not_the_first_eight(ngram
 def test_each_word_counts_in_its_first_passages_only_and_they_are_scored_on_every_word(
     ngram_db, make_tools, monkeypatch
 ):
-    monkeypatch.setattr(search, "MAX_WORD_PASSAGES", 1)
+    monkeypatch.setattr(substring, "MAX_WORD_PASSAGES", 1)
     tools = make_tools(ngram_db)
     for table in ("plain", "looked_up"):
         # "the" is in five passages but counts in the first only; "glue" brings its own, scored on both words.
@@ -144,24 +144,24 @@ def test_a_row_rewritten_between_the_match_and_the_read_is_left_out(ngram_db, ma
     tools = make_tools(ngram_db, LANCEDB_TABLE="plain")
     handle = tools.store.table("plain")
     table_layout = describe(handle.schema, "text", "plain")
-    top = search._best(handle, table_layout, ["chain"], search.Wanted(5))
-    assert [hit["id"] for hit in search._read(handle, table_layout, top)] == ["guide/chain.md#0"]
+    top = substring._best(handle, table_layout, ["chain"], search.Wanted(5))
+    assert [hit["id"] for hit in substring._read(handle, table_layout, top)] == ["guide/chain.md#0"]
     stale = top.set_column(top.schema.get_field_index("text"), "text", pa.array(["an older text"]))
-    assert search._read(handle, table_layout, stale) == []
+    assert substring._read(handle, table_layout, stale) == []
 
 
 def test_matches_run_on_their_own_two_threads_whatever_the_callers(ngram_db, make_tools, monkeypatch):
     seen: set[str] = set()
-    best = search._best
+    best = substring._best
 
     def spy(*arguments):
         seen.add(threading.current_thread().name)
         return best(*arguments)
 
-    monkeypatch.setattr(search, "_best", spy)
+    monkeypatch.setattr(substring, "_best", spy)
     tools = make_tools(ngram_db)
     expected = tools.search("unct", mode="text", table="plain")["hits"]
     with ThreadPoolExecutor(8) as callers:
         found = list(callers.map(lambda _: tools.search("unct", mode="text", table="plain")["hits"], range(16)))
     assert found == [expected] * 16
-    assert 1 <= len(seen) <= search.MAX_MATCHING and all(name.startswith("lancelot-substring") for name in seen)
+    assert 1 <= len(seen) <= substring.MAX_MATCHING and all(name.startswith("lancelot-substring") for name in seen)

@@ -15,7 +15,7 @@ import structlog
 
 from lancelot_schema import languages
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, documents, markdown, read, search
+from lancelot_server import __version__, documents, markdown, read, search, substring
 from lancelot_server.embed import Embedder, endpoint_host
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
 from lancelot_server.fusion import reciprocal_rank_fusion
@@ -219,7 +219,7 @@ class Tools:
             if hits:
                 return hits, "bm25", None
         # No index (an AnythingLLM table, --no-fts), or the tokenizer split the query into nothing useful.
-        return search.substring(handle, table_layout, query, wanted), "substring", note
+        return substring.search(handle, table_layout, query, wanted), "substring", note
 
     # lancedb_query -------------------------------------------------------------------------------
     def query(

@@ -1,0 +1,216 @@
+"""The substring match: text search's fallback when a table has no full-text index or BM25 finds nothing
+(an identifier the tokenizer splits, part of a word, a word of another script).
+
+The words are data, never SQL: lookups filter with `lancedb.expr` expressions holding them as literal values,
+and scans match in Arrow on literal strings; the path filter is such an expression or runs in Arrow.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from lancelot_schema import layout
+from lancelot_server.rows import Hit, to_hit
+from lancelot_server.search import SCAN_BATCH_ROWS, Wanted, capped, query_words, source_array
+from lancelot_server.store import Layout, damage
+
+# The substring match runs when BM25 finds nothing: an identifier, part of a word, a word of another script.
+# A 2,000-character query can hold hundreds of words and each costs a lookup or a pass over the text, so it
+# uses the first few; and each word counts in at most its first MAX_WORD_PASSAGES passages, so a fragment found
+# nearly everywhere is never scored in every passage. Chosen by measurement: docs/decisions.md, "Search cost".
+MAX_SUBSTRING_WORDS = 8
+MAX_WORD_PASSAGES = 1000
+# Substring matches at once; more wait their turn while every other search goes on.
+MAX_MATCHING = 2
+ROW_ID, SCORE, ORDER = "_rowid", "_score", "_order"
+
+_matching = ThreadPoolExecutor(MAX_MATCHING, thread_name_prefix="lancelot-substring")
+
+
+def search(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
+    """Case-insensitive literal match of the query's first `MAX_SUBSTRING_WORDS` words; higher scores are better.
+
+    Score: the share of those words found, times n/(n+1) for their n occurrences in all (0.5 for one word found
+    once, 0.75 three times; never 1). Equal scores come in the order of their ids.
+
+    The rows scored are, for each word, the first `MAX_WORD_PASSAGES` (in table order, under `prefix`) that hold
+    it, each scored on all the words: so a fragment found nearly everywhere is not scored in every passage, and
+    every passage a rarer word finds is ranked. A word is looked up in the table's n-gram index when it has one and the
+    word has three ASCII letters or digits in a row; the other words are found by one scan of the text column.
+    Only the best `limit` rows are read whole.
+    """
+    words = query_words(query)[:MAX_SUBSTRING_WORDS]
+    if not words:
+        return []
+    return _read(table, table_layout, _matching.submit(_best, table, table_layout, words, wanted).result())
+
+
+def _best(table: Any, table_layout: Layout, words: list[str], wanted: Wanted) -> Any:
+    found = _matches(table, table_layout, words, wanted.prefix)
+    return _top(_scored(found, table_layout, words), wanted, table_layout)
+
+
+def _matches(table: Any, table_layout: Layout, words: list[str], prefix: str | None) -> Any:
+    """The rows to score (text, id, sources and row id), each once."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = list(dict.fromkeys(name for name in (table_layout.text, table_layout.id, *table_layout.sources) if name))
+    looked_up = [word for word in words if _trigrams(word)] if _ngram_indexed(table, table_layout, prefix) else []
+    try:
+        found = [_looked_up(table, table_layout, columns, word, prefix) for word in looked_up]
+    except Exception:
+        # The index's files are gone (a partial copy): scan, as text search does when BM25's index is lost.
+        if not damage(table).index_broken(table_layout.text):
+            raise
+        looked_up, found = [], []
+    scanned = [word for word in words if word not in looked_up]
+    if scanned:
+        found.append(_scanned(table, table_layout, columns, scanned, prefix))
+    rows = pa.concat_tables(found)
+    ids = rows.column(ROW_ID)
+    return rows.take(pc.index_in(pc.unique(ids), value_set=ids))
+
+
+def _ngram_indexed(table: Any, table_layout: Layout, prefix: str | None) -> bool:
+    """Whether the table has an n-gram index on its text (and a `prefix` applies to `path`, its only source)."""
+    if prefix is not None and table_layout.sources != (layout.PATH,):
+        return False
+    return any(index.index_type == "NGram" and index.columns == [table_layout.text] for index in table.list_indices())
+
+
+def _trigrams(word: str) -> list[str]:
+    """The distinct runs of three ASCII letters or digits in `word`: all the n-gram index holds (lower-cased)."""
+    grams: list[str] = []
+    for start in range(len(word) - 2):
+        gram = word[start : start + 3]
+        if gram.isascii() and gram.isalnum() and gram not in grams:
+            grams.append(gram)
+    return grams
+
+
+def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, prefix: str | None) -> Any:
+    """The first `MAX_WORD_PASSAGES` rows whose lower-cased text contains `word`, through the n-gram index."""
+    from lancedb.expr import col, lit
+
+    text = col(table_layout.text)
+    # The index answers `contains` for each trigram in any case (it lower-cases; `contains` is then checked as
+    # written, so every spelling is asked for): only rows holding all of them are read and checked.
+    where = text.lower().contains(lit(word))
+    for gram in _trigrams(word):
+        spellings = itertools.product(*((char, char.upper()) if char.isalpha() else (char,) for char in gram))
+        where = where & functools.reduce(operator.or_, (text.contains(lit("".join(s))) for s in spellings))
+    if prefix is not None:
+        where = where & _starting_with(col(layout.PATH), prefix)
+    return table.search().where(where).select(columns).with_row_id(True).limit(MAX_WORD_PASSAGES).to_arrow()
+
+
+def _starting_with(column: Any, prefix: str) -> Any:
+    """`column` starts with `prefix`, as a range: UTF-8 text sorts by code point, so it is at least `prefix` and
+    less than `prefix` with its last code point that can grow grown by one."""
+    from lancedb.expr import lit
+
+    where = column >= lit(prefix)
+    for end in range(len(prefix) - 1, -1, -1):
+        code = ord(prefix[end]) + 1
+        code = 0xE000 if code == 0xD800 else code  # surrogates are not text
+        if code <= 0x10FFFF:
+            return where & (column < lit(prefix[:end] + chr(code)))
+    return where
+
+
+def _scanned(table: Any, table_layout: Layout, columns: list[str], words: list[str], prefix: str | None) -> Any:
+    """Each word's first `MAX_WORD_PASSAGES` rows (under `prefix`), by one pass over the text that stops once every
+    word has them: per batch, one case-insensitive regex of all the words finds the rows holding any."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    left = dict.fromkeys(words, MAX_WORD_PASSAGES)
+    kept: list[Any] = []
+    reader = table.search().select(columns).with_row_id(True).limit(None).to_batches(batch_size=SCAN_BATCH_ROWS)
+    try:
+        for batch in reader:
+            live = [word for word, count in left.items() if count]
+            if not live:
+                break
+            if prefix is not None:
+                batch = batch.filter(pc.fill_null(pc.starts_with(source_array(batch, table_layout), prefix), False))
+            pattern = "|".join("".join(map(_literal, word)) for word in live)
+            batch = batch.filter(pc.match_substring_regex(batch.column(table_layout.text), pattern, ignore_case=True))
+            firsts = []
+            for word in live:
+                holds = pc.match_substring(batch.column(table_layout.text), word, ignore_case=True)
+                firsts.append(pc.indices_nonzero(pc.fill_null(holds, False))[: left[word]])
+                left[word] -= len(firsts[-1])
+            kept.append(batch.take(pc.unique(pa.concat_arrays(firsts))))
+    finally:
+        reader.close()
+    return pa.Table.from_batches(kept, schema=reader.schema)
+
+
+def _literal(char: str) -> str:
+    """`char` as RE2 reads it literally (as RE2's QuoteMeta writes it, which Arrow's `ignore_case` matching uses)."""
+    if char == "\x00":
+        return "\\x00"
+    return char if not char.isascii() or char.isalnum() or char == "_" else "\\" + char
+
+
+def _scored(found: Any, table_layout: Layout, words: list[str]) -> Any:
+    """`found` with `_score`, less the rows that hold none of `words` as Arrow matches them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = found.column(table_layout.text)
+    share: Any = pa.nulls(found.num_rows, pa.float64()).fill_null(0.0)
+    times: Any = share
+    for word in words:
+        count = pc.cast(pc.fill_null(pc.count_substring(text, word, ignore_case=True), 0), pa.float64())
+        share = pc.add(share, pc.cast(pc.greater(count, 0), pa.float64()))
+        times = pc.add(times, count)
+    # The share of the query's words found, scaled by how often they occur: n occurrences keep n/(n+1) of it,
+    # so more words found always ranks higher, and among equals the passage that says them more often.
+    score = pc.multiply(pc.divide(share, float(len(words))), pc.divide(times, pc.add(times, 1.0)))
+    return found.append_column(SCORE, score).filter(pc.greater(share, 0))
+
+
+def _top(scored: Any, wanted: Wanted, table_layout: Layout) -> Any:
+    """The best `limit` rows of `scored`, at most `per_document` of each document; equal scores by id."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys = [(SCORE, "descending")]
+    if table_layout.id is not None:
+        scored = scored.append_column(ORDER, pc.cast(scored.column(table_layout.id), pa.string()))
+        keys.append((ORDER, "ascending"))
+    order = pc.sort_indices(scored, sort_keys=[*keys, (ROW_ID, "ascending")])
+    if wanted.per_document is None:
+        return scored.take(order[: wanted.limit])
+    sources = source_array(scored, table_layout).take(order).to_pylist()
+    chosen = capped(list(zip(order.to_pylist(), sources, strict=True)), wanted.per_document, wanted.limit, _second)
+    return scored.take(pa.array([index for index, _ in chosen], pa.int64()))
+
+
+def _second(pair: tuple[Any, Any]) -> Any:
+    return pair[1]
+
+
+def _read(table: Any, table_layout: Layout, top: Any) -> list[Hit]:
+    """The hits of the rows in `top`, read whole, in order; a row the table no longer holds as it was scored (a
+    rebuild committed in between) is left out."""
+    if top.num_rows == 0:
+        return []
+    ids = top.column(ROW_ID).to_pylist()
+    rows = table.take_row_ids(ids).select(table_layout.readable).with_row_id().to_arrow().to_pylist()
+    whole = {row[ROW_ID]: row for row in rows}
+    hits = []
+    for row_id, text, score in zip(
+        ids, top.column(table_layout.text).to_pylist(), top.column(SCORE).to_pylist(), strict=True
+    ):
+        row = whole.get(row_id)
+        if row is not None and row[table_layout.text] == text:
+            hits.append(to_hit(row, table_layout, score))
+    return hits
