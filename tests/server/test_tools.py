@@ -368,3 +368,13 @@ def test_a_database_folder_named_like_a_url_is_read_as_a_local_folder(lancelot_d
 def test_a_url_is_refused_as_written_naming_what_is_wanted(make_tools):
     with pytest.raises(DatabaseNotFound, match=r"LANCEDB_PATH s3://bucket/db is a URL; Lancelot reads a local"):
         make_tools("s3://bucket/db").search("hiss")
+
+
+@pytest.mark.parametrize("mode", ["text", "vector"])
+def test_a_path_prefix_keeps_exactly_the_hits_under_it_at_every_depth(make_tools, lancelot_db, embedding_server, mode):
+    # The prefix is applied before ranking (a range on `path`): it must keep what filtering the whole ranking keeps.
+    tools = endpoint_tools(make_tools, lancelot_db, embedding_server)
+    everything = tools.search("chain air puncture tyre", mode=mode, limit=50, per_document=50)["hits"]
+    for prefix in ("guide/", "guide/p", "notes", "", "zz", "guide/\U0010ffff", "é"):
+        hits = tools.search("chain air puncture tyre", mode=mode, limit=50, path=prefix, per_document=50)["hits"]
+        assert [hit["id"] for hit in hits] == [hit["id"] for hit in everything if hit["source"].startswith(prefix)]

@@ -135,6 +135,32 @@ def _source(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
     return lambda row: source_of(row, table_layout)
 
 
+def _narrowed(query: Any, prefix: str | None, table_layout: Layout) -> Any:
+    """`query` limited to sources under `prefix` before it ranks, where the source is the `path` column alone
+    (tables lancelot-index wrote; its B-tree answers the range): a prefix that few passages have no longer
+    makes the ranking deepen through every match (249 ms against 4 ms, measured on 100,000 passages).
+    Rows are still checked against the prefix afterwards, as for other tables."""
+    if prefix is None or table_layout.sources != (layout.PATH,):
+        return query
+    from lancedb.expr import col
+
+    return query.where(starting_with(col(layout.PATH), prefix), prefilter=True)
+
+
+def starting_with(column: Any, prefix: str) -> Any:
+    """`column` starts with `prefix`, as a range: UTF-8 text sorts by code point, so it is at least `prefix` and
+    less than `prefix` with its last code point that can grow grown by one."""
+    from lancedb.expr import lit
+
+    where = column >= lit(prefix)
+    for end in range(len(prefix) - 1, -1, -1):
+        code = ord(prefix[end]) + 1
+        code = 0xE000 if code == 0xD800 else code  # surrogates are not text
+        if code <= 0x10FFFF:
+            return where & (column < lit(prefix[:end] + chr(code)))
+    return where
+
+
 def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: set[str]) -> list[Hit]:
     """Full-text search with the table's inverted indexes; score is BM25, higher is better.
 
@@ -154,7 +180,8 @@ def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: 
 
     def fetch(count: int) -> Any:
         columns = [*table_layout.readable, "_score"]
-        return table.search(match, query_type="fts").select(columns).limit(count).to_arrow()
+        searched = _narrowed(table.search(match, query_type="fts"), wanted.prefix, table_layout)
+        return searched.select(columns).limit(count).to_arrow()
 
     return _ranked(fetch, "_score", wanted, table_layout, lower_is_better=False)
 
@@ -163,13 +190,9 @@ def vector(table: Any, table_layout: Layout, embedding: list[float], wanted: Wan
     """Nearest rows by cosine distance; score is the distance, lower is closer."""
 
     def fetch(count: int) -> Any:
-        return (
-            table.search(embedding, vector_column_name=table_layout.vector, query_type="vector")
-            .distance_type("cosine")
-            .select([*table_layout.readable, "_distance"])
-            .limit(count)
-            .to_arrow()
-        )
+        searched = table.search(embedding, vector_column_name=table_layout.vector, query_type="vector")
+        searched = _narrowed(searched.distance_type("cosine"), wanted.prefix, table_layout)
+        return searched.select([*table_layout.readable, "_distance"]).limit(count).to_arrow()
 
     return _ranked(fetch, "_distance", wanted, table_layout, lower_is_better=True)
 

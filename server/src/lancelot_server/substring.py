@@ -15,7 +15,7 @@ from typing import Any
 
 from lancelot_schema import layout
 from lancelot_server.rows import Hit, to_hit
-from lancelot_server.search import SCAN_BATCH_ROWS, Wanted, capped, query_words, source_array
+from lancelot_server.search import SCAN_BATCH_ROWS, Wanted, capped, query_words, source_array, starting_with
 from lancelot_server.store import Layout, damage
 
 # The substring match runs when BM25 finds nothing: an identifier, part of a word, a word of another script.
@@ -105,22 +105,8 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
         spellings = itertools.product(*((char, char.upper()) if char.isalpha() else (char,) for char in gram))
         where = where & functools.reduce(operator.or_, (text.contains(lit("".join(s))) for s in spellings))
     if prefix is not None:
-        where = where & _starting_with(col(layout.PATH), prefix)
+        where = where & starting_with(col(layout.PATH), prefix)
     return table.search().where(where).select(columns).with_row_id(True).limit(MAX_WORD_PASSAGES).to_arrow()
-
-
-def _starting_with(column: Any, prefix: str) -> Any:
-    """`column` starts with `prefix`, as a range: UTF-8 text sorts by code point, so it is at least `prefix` and
-    less than `prefix` with its last code point that can grow grown by one."""
-    from lancedb.expr import lit
-
-    where = column >= lit(prefix)
-    for end in range(len(prefix) - 1, -1, -1):
-        code = ord(prefix[end]) + 1
-        code = 0xE000 if code == 0xD800 else code  # surrogates are not text
-        if code <= 0x10FFFF:
-            return where & (column < lit(prefix[:end] + chr(code)))
-    return where
 
 
 def _scanned(table: Any, table_layout: Layout, columns: list[str], words: list[str], prefix: str | None) -> Any:
