@@ -197,8 +197,7 @@ def test_lines_point_at_each_passages_first_and_last_line_and_anchors_exist_in_t
 def many_db(tmp_path_factory):
     root = tmp_path_factory.mktemp("many")
     docs = {f"notes/{number:03d}.md": f"# Note {number}\n\nThe note numbered {number}.\n" for number in range(230)}
-    corpus.index(corpus.write_docs(root / "docs", docs), root / "db")
-    return root / "db"
+    return corpus.built(root, docs)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

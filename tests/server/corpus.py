@@ -58,6 +58,12 @@ def index(docs: Path, db: Path, *options: str, env: dict[str, str] | None = None
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def built(root: Path, docs: dict[str, str], *options: str) -> Path:
+    """`docs` written under `root/docs` and indexed with `options` into `root/db`; the database."""
+    index(write_docs(root / "docs", docs), root / "db", *options)
+    return root / "db"
+
+
 def anythingllm_header(title: str, published: str, source: str | None) -> str:
     """The header AnythingLLM's text splitter puts on every chunk (TextSplitter.stringifyHeader)."""
     lines = f"sourceDocument: {title}\npublished: {published}\n"

@@ -19,9 +19,7 @@ def sections_db(tmp_path_factory):
         "wheels.md": f"# Wheel building\n\n## Truing a wheel\n\n{filler}\n\n{filler}\n\n## Lacing\n\nCross three.\n",
         "brakes.md": "# Brake care\n\nPads wear; a wheel rim brake needs clean rims.\n",
     }
-    db = root / "db"
-    corpus.index(corpus.write_docs(root / "docs", docs), db, "--chunk-size", "600")
-    return db
+    return corpus.built(root, docs, "--chunk-size", "600")
 
 
 def test_a_query_that_names_only_a_heading_finds_the_passages_under_it(sections_db, make_tools):

@@ -64,8 +64,7 @@ def many_db(tmp_path_factory):
     """A table of 250 documents, named so that their sorted order is known."""
     root = tmp_path_factory.mktemp("many")
     docs = {f"d/{number:03d} doc%?#.md": f"# Title {number}\n\nBody {number}.\n" for number in range(250)}
-    corpus.index(corpus.write_docs(root / "docs", docs), root / "db")
-    return root / "db"
+    return corpus.built(root, docs)
 
 
 def test_documents_are_listed_in_pages_by_cursor_and_each_can_be_read(many_db):

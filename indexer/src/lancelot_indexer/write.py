@@ -204,9 +204,8 @@ def _full_text_index(dataset: lance.LanceDataset, column: str) -> Any:
 def _update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *, compact: bool) -> bool:
     """The full-text indexes on text, title and heading, with the tokenizer options `params` (made again
     when an index was built with others: another language); none when `params` is None."""
-    fts = params is not None
     indexes = {column: _full_text_index(dataset, column) for column in layout.FULL_TEXT_COLUMNS}
-    if not fts:
+    if params is None:
         for index in indexes.values():
             if index is not None and index.type_url.endswith("InvertedIndexDetails"):
                 dataset.drop_index(index.name)
