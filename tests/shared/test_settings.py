@@ -90,6 +90,14 @@ def test_every_documented_name_has_a_default_entry():
         "LANCELOT_ALLOWED_ORIGINS",
         "LANCELOT_ALLOWED_HOSTS",
         "LANCELOT_BASE_PATH",
+        "LANCELOT_TABLES",
+        "LANCELOT_AUTH_TOKENS",
+        "LANCELOT_AUTH_TOKENS_FILE",
+        "LANCELOT_OAUTH_ISSUER",
+        "LANCELOT_OAUTH_RESOURCE",
+        "LANCELOT_OAUTH_JWKS_URL",
+        "LANCELOT_OAUTH_SCOPES",
+        "LANCELOT_ALLOW_UNAUTHENTICATED",
     }
 
 
@@ -115,3 +123,25 @@ def test_damaged_stored_settings_name_the_file_and_the_fix(tmp_path, content):
         stored.load(tmp_path)
     assert str(path) in str(caught.value)
     assert "lancelot-init --forget" in str(caught.value)
+
+
+def test_tokens_never_appear_in_repr_and_lists_split_on_commas():
+    s = resolve(
+        {
+            "LANCELOT_AUTH_TOKENS": "tok-one-secret, tok-two-secret",
+            "LANCELOT_TABLES": "a, b,,",
+            "LANCELOT_OAUTH_SCOPES": "mcp:read search",
+            "LANCELOT_ALLOW_UNAUTHENTICATED": "TRUE",
+        }
+    )
+    assert s.auth.tokens == ("tok-one-secret", "tok-two-secret")
+    assert "secret" not in repr(s)
+    assert s.tables == ("a", "b")
+    assert s.auth.oauth_scopes == ("mcp:read", "search")
+    assert s.auth.allow_unauthenticated and s.auth.configured
+
+
+def test_auth_is_off_and_tables_unset_by_default():
+    s = resolve({"LANCELOT_ALLOW_UNAUTHENTICATED": "no"})
+    assert not s.auth.configured and not s.auth.allow_unauthenticated
+    assert s.tables is None

@@ -27,6 +27,16 @@ DEFAULTS: dict[str, str | None] = {
     "LANCELOT_ALLOWED_ORIGINS": None,
     "LANCELOT_ALLOWED_HOSTS": None,
     "LANCELOT_BASE_PATH": None,
+    # Several tables: the ones served besides LANCEDB_TABLE, or "*" for every table of the database.
+    "LANCELOT_TABLES": None,
+    # HTTP and Lambda authentication (auth.py): static bearer tokens, an OAuth 2.1 resource server, or both.
+    "LANCELOT_AUTH_TOKENS": None,
+    "LANCELOT_AUTH_TOKENS_FILE": None,
+    "LANCELOT_OAUTH_ISSUER": None,
+    "LANCELOT_OAUTH_RESOURCE": None,
+    "LANCELOT_OAUTH_JWKS_URL": None,
+    "LANCELOT_OAUTH_SCOPES": None,
+    "LANCELOT_ALLOW_UNAUTHENTICATED": None,
 }
 
 # The settings that lancelot-init may store (the key is stored apart from the others, as a secret).
@@ -36,7 +46,17 @@ Origin = Literal["environment", "stored", "default", "unset"]
 
 
 # Comma-separated settings; one that lists nothing (",") is blank like an empty one, not an empty list.
-LIST_SETTINGS = frozenset({"LANCELOT_ALLOWED_ORIGINS", "LANCELOT_ALLOWED_HOSTS"})
+LIST_SETTINGS = frozenset(
+    {
+        "LANCELOT_ALLOWED_ORIGINS",
+        "LANCELOT_ALLOWED_HOSTS",
+        "LANCELOT_TABLES",
+        "LANCELOT_AUTH_TOKENS",
+        "LANCELOT_OAUTH_SCOPES",
+    }
+)
+# Values of a yes/no setting that mean yes (anything else, or unset, is no).
+YES = frozenset({"1", "true", "yes", "on"})
 
 
 def _clean(value: str | None, name: str = "") -> str | None:
@@ -56,6 +76,24 @@ def _split_list(value: str | None) -> tuple[str, ...] | None:
 
 
 @dataclass(frozen=True)
+class Auth:
+    """How HTTP and Lambda requests prove who they are. Tokens are secrets: never in repr, never logged."""
+
+    tokens: tuple[str, ...] = field(default=(), repr=False)
+    tokens_file: str | None = None
+    oauth_issuer: str | None = None
+    oauth_resource: str | None = None
+    oauth_jwks_url: str | None = None
+    oauth_scopes: tuple[str, ...] = ()
+    # The operator's explicit choice to serve a network address without authentication.
+    allow_unauthenticated: bool = False
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.tokens or self.tokens_file or self.oauth_issuer)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Resolved settings. `origins` says where each one came from; the API key is never in repr."""
 
@@ -68,6 +106,9 @@ class Settings:
     allowed_origins: tuple[str, ...] | None
     allowed_hosts: tuple[str, ...] | None
     base_path: str | None
+    # Tables served besides `table` (("*",): every table of the database); None: `table` alone.
+    tables: tuple[str, ...] | None = None
+    auth: Auth = field(default_factory=Auth)
     origins: Mapping[str, Origin] = field(default_factory=dict, compare=False)
     # Problems met while reading what lancelot-init stored; the entry point logs each to stderr.
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -105,6 +146,16 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
         allowed_origins=_split_list(values["LANCELOT_ALLOWED_ORIGINS"]),
         allowed_hosts=_split_list(values["LANCELOT_ALLOWED_HOSTS"]),
         base_path=values["LANCELOT_BASE_PATH"],
+        tables=_split_list(values["LANCELOT_TABLES"]),
+        auth=Auth(
+            tokens=_split_list(values["LANCELOT_AUTH_TOKENS"]) or (),
+            tokens_file=values["LANCELOT_AUTH_TOKENS_FILE"],
+            oauth_issuer=values["LANCELOT_OAUTH_ISSUER"],
+            oauth_resource=values["LANCELOT_OAUTH_RESOURCE"],
+            oauth_jwks_url=values["LANCELOT_OAUTH_JWKS_URL"],
+            oauth_scopes=_split_list((values["LANCELOT_OAUTH_SCOPES"] or "").replace(" ", ",")) or (),
+            allow_unauthenticated=(values["LANCELOT_ALLOW_UNAUTHENTICATED"] or "").lower() in YES,
+        ),
         origins=origins,
     )
 
