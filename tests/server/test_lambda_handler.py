@@ -31,6 +31,8 @@ def lambda_env(monkeypatch, tmp_path, database):
     for name in ("OPENAI_API_KEY", "LANCELOT_ALLOWED_ORIGINS", "LANCELOT_ALLOWED_HOSTS", "LANCELOT_BASE_PATH"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANCEDB_PATH", str(database))
+    # These tests are about the handler, not auth (tests/server/test_auth_lambda.py): an authorizer in front.
+    monkeypatch.setenv("LANCELOT_ALLOW_UNAUTHENTICATED", "1")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr(lambda_handler, "_container", None)
     yield monkeypatch
@@ -229,3 +231,40 @@ def test_a_warm_invocation_reuses_the_container_and_its_database_connection(lamb
     )
     assert lambda_handler._container is cold
     assert len(connects) == 1
+
+
+# Authentication: the same rules as `lancelot --http` (tests/server/test_auth.py), in the handler.
+
+TOKEN = "lambda-token-0123456789"
+
+
+def test_with_no_auth_configured_and_no_opt_out_every_invocation_is_refused(lambda_env, capfd):
+    lambda_env.delenv("LANCELOT_ALLOW_UNAUTHENTICATED")
+    for _ in range(2):  # no container is kept: the next invocation is refused as well
+        with pytest.raises(lambda_handler.UnsafeConfiguration, match="no authentication is configured"):
+            lambda_handler.handler(event(rpc("tools/list"), version="2025-11-25"), None)
+    assert lambda_handler._container is None
+    assert "LANCELOT_ALLOW_UNAUTHENTICATED=1" in capfd.readouterr().err
+
+
+def test_bad_auth_settings_are_refused_by_name(lambda_env):
+    lambda_env.setenv("LANCELOT_OAUTH_ISSUER", "https://id.example")
+    with pytest.raises(lambda_handler.UnsafeConfiguration, match="needs LANCELOT_OAUTH_RESOURCE"):
+        lambda_handler.handler(event(rpc("tools/list"), version="2025-11-25"), None)
+
+
+def test_tokens_guard_the_handler_and_a_good_one_is_answered(lambda_env):
+    lambda_env.delenv("LANCELOT_ALLOW_UNAUTHENTICATED")
+    lambda_env.setenv("LANCELOT_AUTH_TOKENS", TOKEN)
+    refused = lambda_handler.handler(event(rpc("tools/list"), version="2025-11-25"), None)
+    assert refused["statusCode"] == 401
+    assert refused["headers"]["www-authenticate"] == 'Bearer realm="lancelot"'
+    assert answer(refused)["error"]["code"] == -32600
+    wrong = event(rpc("tools/list"), version="2025-11-25", headers={"authorization": "Bearer not-the-token-at-all"})
+    assert lambda_handler.handler(wrong, None)["statusCode"] == 401
+    good = event(
+        call("lancedb_search", {"query": "puncture", "mode": "text"}), headers={"authorization": f"Bearer {TOKEN}"}
+    )
+    response = lambda_handler.handler(good, None)
+    assert response["statusCode"] == 200
+    assert answer(response)["result"]["structuredContent"]["count"] > 0

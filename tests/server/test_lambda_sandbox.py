@@ -69,6 +69,7 @@ def test_the_handler_writes_nothing_outside_tmp(tmp_path):
     subprocess.run(index, check=True, capture_output=True, timeout=300)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
     env.update(AWS_LAMBDA_FUNCTION_NAME="lancelot", LANCEDB_PATH=str(db), PYTHONDONTWRITEBYTECODE="1")
+    env.update(LANCELOT_ALLOW_UNAUTHENTICATED="1")
     out = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path, check=True
     )

@@ -4,11 +4,13 @@ A small pure ASGI layer, so both transports apply exactly the same rules, in thi
 
     Content-Length and Transfer-Encoding → 400, and the connection closed (ambiguous framing: RFC 9112
                                            §6.3 calls it a request-smuggling attempt)
-    path ≠ endpoint                      → 404
+    path ≠ endpoint (or a document)      → 404
     Host not allowed (when checked)      → 403
     Origin present and not allowed       → 403
     OPTIONS from an allowed Origin       → 204, the CORS preflight answer
+    GET of a published document          → 200, the JSON (OAuth's Protected Resource Metadata: `auth.py`)
     method other than POST               → 405, `Allow: POST`
+    bearer token missing or not valid    → 401 / 403 / 400 with `WWW-Authenticate`, when auth is on (`auth.py`)
     MCP-Protocol-Version not supported   → 400 (a missing header means 2025-03-26)
     body over 64 KB                      → 413, without reading more than 64 KB + one chunk
     body not complete within 30 s        → 408 (a client holding connections open with a trickle;
@@ -24,15 +26,15 @@ log line per request (never the query text).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lancelot_server import jsonrpc
+from lancelot_server import access, jsonrpc
 
 MAX_BODY = 64 * 1024
 BODY_TIMEOUT_S = 30.0
@@ -41,8 +43,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 # CORS: what a browser page on an allowed Origin may send and read. Headers it asks to send are echoed
 # (the Origin is trusted by then); without that request header, these are the ones MCP clients use.
-CORS_REQUEST_HEADERS = "content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id"
-CORS_EXPOSED_HEADERS = "mcp-protocol-version, mcp-session-id"
+CORS_REQUEST_HEADERS = "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id"
+CORS_EXPOSED_HEADERS = "mcp-protocol-version, mcp-session-id, www-authenticate"
 CORS_MAX_AGE = "600"
 
 # JSON-RPC error codes used in our refusals (the SDK's own codes for the same conditions).
@@ -61,6 +63,15 @@ class Rules:
     allowed_origins: frozenset[str]
     protocol_versions: frozenset[str]
     body_timeout: float = BODY_TIMEOUT_S
+
+
+class Authenticate(Protocol):
+    """What the guard asks who a request comes from (`auth.Authenticator`): a `Principal`, or a `Refusal`."""
+
+    @property
+    def documents(self) -> Mapping[str, bytes]: ...
+
+    def __call__(self, scope: Scope) -> Awaitable[access.Principal]: ...
 
 
 def loopback_hosts(port: int) -> frozenset[str]:
@@ -112,10 +123,11 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def check_headers(rules: Rules, scope: Scope) -> str | None:
+def check_headers(rules: Rules, scope: Scope, documents: Mapping[str, bytes] | None = None) -> str | None:
     """Path, Host, Origin, method and protocol version: everything decided before the body is read.
 
-    Returns the request's Origin when it carries an allowed one (None without an Origin header).
+    `documents`: paths served by GET besides the endpoint. Returns the request's Origin when it carries an
+    allowed one (None without an Origin header).
     """
     if _header(scope, b"content-length") is not None and _header(scope, b"transfer-encoding") is not None:
         raise Refusal(
@@ -124,7 +136,8 @@ def check_headers(rules: Rules, scope: Scope) -> str | None:
             "Bad request: Content-Length and Transfer-Encoding together",
             headers={"Connection": "close"},
         )
-    if rules.path is not None and _normalise_path(scope["path"]) != _normalise_path(rules.path):
+    document = documents is not None and scope["path"] in documents
+    if not document and rules.path is not None and _normalise_path(scope["path"]) != _normalise_path(rules.path):
         raise Refusal(404, INVALID_REQUEST, f"Not found: the MCP endpoint is {rules.path}")
     host = _header(scope, b"host")
     if rules.allowed_hosts is not None and (host is None or host.lower() not in rules.allowed_hosts):
@@ -134,6 +147,12 @@ def check_headers(rules: Rules, scope: Scope) -> str | None:
         raise Refusal(403, INVALID_REQUEST, "Forbidden: this Origin is not allowed (LANCELOT_ALLOWED_ORIGINS)")
     if scope["method"] == "OPTIONS" and origin is not None:
         return origin  # a browser's CORS preflight: the guard answers it
+    if document:
+        if scope["method"] not in ("GET", "HEAD"):
+            raise Refusal(
+                405, INVALID_REQUEST, "Method not allowed: this document is read with GET", headers={"Allow": "GET"}
+            )
+        return origin
     if scope["method"] != "POST":
         raise Refusal(405, INVALID_REQUEST, "Method not allowed: send JSON-RPC with POST", headers={"Allow": "POST"})
     version = _header(scope, b"mcp-protocol-version")
@@ -155,6 +174,14 @@ def cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
         (b"access-control-expose-headers", CORS_EXPOSED_HEADERS.encode()),
         (b"vary", b"Origin"),
     ]
+
+
+async def publish(body: bytes, scope: Scope, send: Send) -> None:
+    """200 with a published JSON document (HEAD: its headers alone)."""
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers.append((b"cache-control", b"max-age=3600"))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body, "more_body": False})
 
 
 async def preflight(scope: Scope, send: Send) -> None:
@@ -236,11 +263,16 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 class Guard:
-    """ASGI middleware: apply `rules`, then hand the request (body already read) to `app`."""
+    """ASGI middleware: apply `rules` (and `auth` when given), then hand the request (body already read) to `app`.
 
-    def __init__(self, app: ASGIApp, rules: Rules) -> None:
+    The caller `auth` finds is in `access.current` while `app` answers, for the tools to narrow tables by.
+    """
+
+    def __init__(self, app: ASGIApp, rules: Rules, auth: Authenticate | None = None) -> None:
         self.app = app
         self.rules = rules
+        self.auth = auth
+        self.documents = auth.documents if auth is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -250,6 +282,7 @@ class Guard:
         status = 500
         checked = jsonrpc.Message(b"")  # what the log line says of the body: never arguments, never the query
         origin: str | None = None
+        caller: str | None = None
 
         async def watch(message: Message) -> None:
             nonlocal status
@@ -260,13 +293,22 @@ class Guard:
             await send(message)
 
         try:
-            origin = check_headers(self.rules, scope)
+            origin = check_headers(self.rules, scope, self.documents)
             if origin is not None and scope["method"] == "OPTIONS":
                 await preflight(scope, watch)
                 return
+            if self.documents is not None and scope["path"] in self.documents:
+                await publish(self.documents[scope["path"]], scope, watch)
+                return
+            principal = await self.auth(scope) if self.auth is not None else None
+            caller = principal.label if principal is not None else None
             body = await read_body(scope, receive, self.rules.body_timeout)
             checked = read_message(body)
-            await self.app(scope, _replay(checked.body, receive), watch)
+            token = access.current.set(principal)
+            try:
+                await self.app(scope, _replay(checked.body, receive), watch)
+            finally:
+                access.current.reset(token)
         except Refusal as refusal:
             await refusal.send(watch)
         finally:
@@ -278,6 +320,7 @@ class Guard:
                 duration_ms=round((time.perf_counter() - started) * 1000, 2),
                 rpc_method=checked.rpc_method,
                 tool=checked.tool,
+                **({"caller": caller} if caller is not None else {}),
             )
 
 

@@ -7,6 +7,10 @@ container, on the first invocation: settings, logging, the MCP server with its s
 connection, opened at its first use) and one event loop. Per invocation: only the SDK's stateless
 endpoint, which must be fresh each time (its session manager runs once; python-sdk #3121). No Mangum:
 we drive the ASGI app ourselves. Nothing is written outside /tmp.
+
+Authentication follows the HTTP server's rules (`auth.py`, in the same guard). A function URL or API
+Gateway is never loopback, so a container with no auth configured refuses every invocation unless
+LANCELOT_ALLOW_UNAUTHENTICATED says that something in front (an API Gateway JWT authorizer) checks callers.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from starlette.types import Message
 from lancelot_schema import logs
 from lancelot_schema import settings as settings_module
 from lancelot_schema.settings import Settings
-from lancelot_server import app
+from lancelot_server import app, auth
 from lancelot_server.guard import Guard, Rules, split_setting
 
 # Decoded bytes handed to the guard per receive(): it stops pulling once a body passes its limit.
@@ -43,6 +47,11 @@ class Container:
     server: app.Server  # holds the store, and so the database connection
     rules: Rules
     loop: asyncio.AbstractEventLoop
+    authenticator: auth.Authenticator | None = None
+
+
+class UnsafeConfiguration(RuntimeError):
+    """Settings this function must not serve with; the invocation fails and the message is in its log."""
 
 
 _container: Container | None = None
@@ -66,12 +75,32 @@ def container() -> Container:
         settings = settings_module.load(os.environ)
         for problem in settings.warnings:
             log.warning(problem)
+        authenticator = authentication(settings)
         _container = Container(
             server=app.build_server(settings),
             rules=lambda_rules(settings, app.HTTP_PROTOCOL_VERSIONS),
             loop=asyncio.new_event_loop(),
+            authenticator=authenticator,
         )
     return _container
+
+
+def authentication(settings: Settings) -> auth.Authenticator | None:
+    """The configured authenticator, None when explicitly allowed; `UnsafeConfiguration` otherwise."""
+    try:
+        authenticator = auth.from_settings(settings)
+    except auth.AuthConfigError as exc:
+        log.error("auth_misconfigured", reason=str(exc))
+        raise UnsafeConfiguration(f"Cannot serve: {exc}.") from None
+    if authenticator is None and not settings.auth.allow_unauthenticated:
+        reason = (
+            "no authentication is configured: set LANCELOT_AUTH_TOKENS or LANCELOT_AUTH_TOKENS_FILE, or "
+            "LANCELOT_OAUTH_ISSUER and LANCELOT_OAUTH_RESOURCE; or, when an API Gateway authorizer checks "
+            "callers, LANCELOT_ALLOW_UNAUTHENTICATED=1"
+        )
+        log.error("auth_missing", reason=reason)
+        raise UnsafeConfiguration(f"Refusing to serve: {reason}.")
+    return authenticator
 
 
 def handler(event: Event, context: object = None) -> dict[str, Any]:
@@ -85,7 +114,9 @@ async def invoke(warm: Container, event: Event) -> dict[str, Any]:
     endpoint = app.http_endpoint(warm.server)
     response = _Response()
     async with endpoint.run():
-        await Guard(endpoint.handle_request, warm.rules)(scope(event), _receiver(event), response.send)
+        await Guard(endpoint.handle_request, warm.rules, warm.authenticator)(
+            scope(event), _receiver(event), response.send
+        )
     return response.result()
 
 
