@@ -37,7 +37,9 @@ log = structlog.get_logger("lancelot.auth")
 ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 LEEWAY_S = 60.0  # clock skew forgiven on exp, nbf and iat
 TIMEOUT_S = 5.0  # the most one refresh of the keys, discovery included, may take
-REFETCH_S = 30.0  # at most one fetch this often, whatever kids tokens name
+# At most one fetch this often, whatever kids tokens name: 10 a minute (jwks-rsa's default), so a key
+# rotated in soon after a fetch is accepted within seconds, while random kids cost the issuer next to nothing.
+REFETCH_S = 6.0
 MAX_AGE_S = 600.0  # keys are fetched again when this old (and kept if that fails)
 MAX_TOKEN = 16 * 1024
 MAX_DOCUMENT = 256 * 1024
