@@ -18,7 +18,10 @@ SEARCH_BOUND_S = 15
 
 
 class Slow:
-    """A client that opens a connection, begins a request and then sends one header byte every half second."""
+    """A client that opens a connection, begins a request (`HEAD`) and then sends one byte every half second:
+    here, of a header that never ends."""
+
+    HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Slow: "
 
     def __init__(self, port):
         self.port = port
@@ -29,7 +32,7 @@ class Slow:
         stream = await anyio.connect_tcp("127.0.0.1", self.port)
         self.opened = time.monotonic()
         try:
-            await stream.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Slow: " % self.port)
+            await stream.send(self.HEAD % self.port)
             while True:
                 with anyio.move_on_after(0.5):
                     while True:

@@ -43,6 +43,16 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
     "[default: 1000, at most half the open-file limit].",
 )
 @click.option(
+    "--max-requests",
+    type=click.IntRange(1),
+    default=64,  # inflight.MAX_REQUESTS, which says why
+    show_default=True,
+    envvar="LANCELOT_HTTP_MAX_REQUESTS",
+    metavar="N",
+    help="With --http: requests answered at once, counted once their body has arrived; past it, 503 with "
+    "Retry-After: 1.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="INFO",
@@ -50,7 +60,12 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
     help="Least severe log level written to stderr.",
 )
 def main(
-    http_port: int | None, host: str | None, request_timeout: float, max_connections: int | None, log_level: str
+    http_port: int | None,
+    host: str | None,
+    request_timeout: float,
+    max_connections: int | None,
+    max_requests: int,
+    log_level: str,
 ) -> None:
     """Serve Lancelot's read-only search tools to an MCP client over stdio, or over HTTP with --http.
 
@@ -85,6 +100,7 @@ def main(
             log_level=log_level,
             request_timeout=request_timeout,
             max_connections=max_connections,
+            max_requests=max_requests,
         )
         return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)

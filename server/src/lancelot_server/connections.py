@@ -12,6 +12,7 @@ slow clients against a limit of 100: every normal request 503, not one slow conn
                                                                          request longest (1 s or more)
                                                                          is closed as above to make room;
                                                                          with none such, 503, Retry-After
+    answered before its body was all read (the guard's 408 or 413)     → closed once the answer is out
 
 Slow clients at the cap so cannot shut out clients that send their request at once. Once the headers
 are in, the guard gives the body the same time (408). Troubles that come in thousands (accepts failing
@@ -112,6 +113,11 @@ class Connection(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.SEND_BODY and not self.ended:
+            # The connection can serve no other request, and uvicorn would keep it open for as long as the
+            # client trickles on: never awaiting a request, so never made room with at the cap.
+            self._end(b"")
+            return
         self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:

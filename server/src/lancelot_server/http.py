@@ -4,6 +4,9 @@
             → HttpApp ─ lifespan → the SDK endpoint's run()
                       └ http     → Guard (our Origin/Host/path/method/size/JSON/version rules) → SDK endpoint
 
+Inside the guard, `InFlight` (`inflight.py`) lets `--max-requests` requests reach the SDK endpoint at
+once and answers the next ones 503 with Retry-After; a request counts once its body has arrived.
+
 uvicorn handles SIGTERM and SIGINT: it stops accepting, lets requests in flight finish, then ends the
 lifespan. Nothing is written to stdout; one JSON log line per request goes to stderr.
 """
@@ -26,6 +29,7 @@ from lancelot_schema.settings import Settings
 from lancelot_server import app, connections
 from lancelot_server.connections import Limits, Pool
 from lancelot_server.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
+from lancelot_server.inflight import MAX_REQUESTS, InFlight
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3000
@@ -58,9 +62,9 @@ def http_rules(
 class HttpApp:
     """The ASGI application uvicorn runs: the SDK endpoint's lifespan, and every request through the guard."""
 
-    def __init__(self, server: app.Server, rules: Rules) -> None:
+    def __init__(self, server: app.Server, rules: Rules, max_requests: int = MAX_REQUESTS) -> None:
         self.endpoint = app.http_endpoint(server)
-        self.guard = Guard(self.endpoint.handle_request, rules)
+        self.guard = Guard(InFlight(self.endpoint.handle_request, max_requests), rules)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -85,6 +89,7 @@ def serve(
     log_level: str = "INFO",
     request_timeout: float = connections.REQUEST_TIMEOUT_S,
     max_connections: int | None = None,
+    max_requests: int = MAX_REQUESTS,
 ) -> None:
     """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT.
 
@@ -110,7 +115,7 @@ def serve(
             reason=f"bound to non-loopback {host} and LANCELOT_ALLOWED_HOSTS is unset: any Host header is accepted",
         )
     config = uvicorn.Config(
-        HttpApp(server, rules),
+        HttpApp(server, rules, max_requests=max_requests),
         host=host,
         port=port,
         http=connections.protocol(pool),
@@ -129,6 +134,7 @@ def serve(
         url=f"http://{_url_host(host)}:{port}{ENDPOINT}",
         request_timeout=request_timeout,
         max_connections=cap,
+        max_requests=max_requests,
         fd_limit=fd_limit,
     )
     # asyncio's own loop (uvicorn would take uvloop when installed): its accept loop's reports are the
