@@ -53,6 +53,12 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
     "Retry-After: 1.",
 )
 @click.option(
+    "--allow-unauthenticated",
+    is_flag=True,
+    help="With --http on an address other than loopback: serve without authentication (a proxy in front "
+    "must check callers). Without it, such a server needs LANCELOT_AUTH_TOKENS(_FILE) or LANCELOT_OAUTH_*.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="INFO",
@@ -65,6 +71,7 @@ def main(
     request_timeout: float,
     max_connections: int | None,
     max_requests: int,
+    allow_unauthenticated: bool,
     log_level: str,
 ) -> None:
     """Serve Lancelot's read-only search tools to an MCP client over stdio, or over HTTP with --http.
@@ -74,6 +81,8 @@ def main(
     """
     if host is not None and http_port is None:
         raise click.UsageError("--host goes with --http: add --http [PORT].")
+    if allow_unauthenticated and http_port is None:
+        raise click.UsageError("--allow-unauthenticated goes with --http: stdio never authenticates.")
     from lancelot_server.stdio import StdoutDiversion
 
     diversion = StdoutDiversion()
@@ -101,6 +110,7 @@ def main(
             request_timeout=request_timeout,
             max_connections=max_connections,
             max_requests=max_requests,
+            allow_unauthenticated=allow_unauthenticated,
         )
         return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)

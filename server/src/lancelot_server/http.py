@@ -2,7 +2,10 @@
 
     uvicorn ─ Connection (request deadline, connection cap: `connections.py`)
             → HttpApp ─ lifespan → the SDK endpoint's run()
-                      └ http     → Guard (our Origin/Host/path/method/size/JSON/version rules) → SDK endpoint
+                      └ http     → Guard (our Origin/Host/path/method/auth/size/JSON/version rules) → SDK endpoint
+
+Secure by default: bound to an address other than loopback, the server refuses to start unless an auth
+mode is configured (`auth.py`) or the operator passes --allow-unauthenticated (a proxy in front checks).
 
 Inside the guard, `InFlight` (`inflight.py`) lets `--max-requests` requests reach the SDK endpoint at
 once and answers the next ones 503 with Retry-After; a request counts once its body has arrived.
@@ -26,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from lancelot_schema import logs
 from lancelot_schema.settings import Settings
-from lancelot_server import app, connections
+from lancelot_server import app, auth, connections
 from lancelot_server.connections import Limits, Pool
 from lancelot_server.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
 from lancelot_server.inflight import MAX_REQUESTS, InFlight
@@ -62,9 +65,15 @@ def http_rules(
 class HttpApp:
     """The ASGI application uvicorn runs: the SDK endpoint's lifespan, and every request through the guard."""
 
-    def __init__(self, server: app.Server, rules: Rules, max_requests: int = MAX_REQUESTS) -> None:
+    def __init__(
+        self,
+        server: app.Server,
+        rules: Rules,
+        authenticator: auth.Authenticator | None = None,
+        max_requests: int = MAX_REQUESTS,
+    ) -> None:
         self.endpoint = app.http_endpoint(server)
-        self.guard = Guard(InFlight(self.endpoint.handle_request, max_requests), rules)
+        self.guard = Guard(InFlight(self.endpoint.handle_request, max_requests), rules, authenticator)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -90,12 +99,14 @@ def serve(
     request_timeout: float = connections.REQUEST_TIMEOUT_S,
     max_connections: int | None = None,
     max_requests: int = MAX_REQUESTS,
+    allow_unauthenticated: bool = False,
 ) -> None:
     """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT.
 
     `max_connections` None: the default cap, lowered to half the file-descriptor limit when that is less.
     """
     logs.configure(log_level, json=True)
+    authenticator = authentication(settings, host, allow_unauthenticated)
     # Bound first: a taken port or unknown host is one clear error, with no log line claiming to serve.
     listener = listen(host, port)
     fd_limit = connections.raise_fd_limit()
@@ -115,7 +126,7 @@ def serve(
             reason=f"bound to non-loopback {host} and LANCELOT_ALLOWED_HOSTS is unset: any Host header is accepted",
         )
     config = uvicorn.Config(
-        HttpApp(server, rules, max_requests=max_requests),
+        HttpApp(server, rules, authenticator, max_requests=max_requests),
         host=host,
         port=port,
         http=connections.protocol(pool),
@@ -136,6 +147,7 @@ def serve(
         max_connections=cap,
         max_requests=max_requests,
         fd_limit=fd_limit,
+        auth=describe(authenticator),
     )
     # asyncio's own loop (uvicorn would take uvloop when installed): its accept loop's reports are the
     # ones `connections.exception_handler` knows.
@@ -147,6 +159,34 @@ async def _serve(server: uvicorn.Server, listener: socket.socket, pool: Pool) ->
     # Before anything is accepted: out of file descriptors, asyncio would log a traceback per failed accept.
     asyncio.get_running_loop().set_exception_handler(connections.exception_handler(pool))
     await server.serve(sockets=[listener])
+
+
+def authentication(settings: Settings, host: str, allow_unauthenticated: bool) -> auth.Authenticator | None:
+    """The configured authenticator; a ClickException for settings that cannot work, or for a network
+    bind with no auth that the operator did not explicitly allow."""
+    try:
+        authenticator = auth.from_settings(settings)
+    except auth.AuthConfigError as exc:
+        raise click.ClickException(f"Cannot start: {exc}.") from None
+    allowed = allow_unauthenticated or settings.auth.allow_unauthenticated
+    if authenticator is None and not is_loopback(host) and not allowed:
+        raise click.ClickException(
+            f"Refusing to serve {_url_host(host)} without authentication: anyone who can reach it could read every "
+            "served table. Set LANCELOT_AUTH_TOKENS or LANCELOT_AUTH_TOKENS_FILE (bearer tokens), or "
+            "LANCELOT_OAUTH_ISSUER and LANCELOT_OAUTH_RESOURCE (OAuth); or, when a proxy in front authenticates, "
+            "pass --allow-unauthenticated (LANCELOT_ALLOW_UNAUTHENTICATED=1)."
+        )
+    if authenticator is None and not is_loopback(host):
+        log.warning("auth_off", reason=f"bound to non-loopback {host} with --allow-unauthenticated")
+    return authenticator
+
+
+def describe(authenticator: auth.Authenticator | None) -> str:
+    """What the log line says of the auth mode."""
+    if authenticator is None:
+        return "none"
+    modes = [name for name, on in (("tokens", authenticator.static), ("oauth", authenticator.jwt)) if on is not None]
+    return "+".join(modes)
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -2,7 +2,7 @@
 `JwtVerifier`, the `Verifier` behind `LANCELOT_OAUTH_ISSUER`.
 
     token ─→ header: `alg` in the asymmetric allow-list; `typ`, when present, that of an access token
-          ─→ key: the issuer's JWKS by `kid` (cached; an unknown kid refetches, at most once per 30 s)
+          ─→ key: the issuer's JWKS by `kid` (cached; an unknown kid refetches, at most once per 6 s)
           ─→ PyJWT: signature, `exp` required, `nbf`/`iat` when present, `iss`, `aud` naming this server
           ─→ no `cnf` (a key-bound token needs a proof this server cannot check)
           ─→ scopes (`scope` string, `scp` list or string): each required one, else 403
