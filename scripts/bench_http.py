@@ -100,9 +100,10 @@ def rss_mib(pid: int) -> float:
     return int(match.group(1)) / 1024 if match else float("nan")
 
 
-def start_server(db: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(db: Path, port: int, extra: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """`lancelot --http port` over `db`, with `extra` settings in its environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
-    env["LANCEDB_PATH"] = str(db)
+    env.update(LANCEDB_PATH=str(db), **(extra or {}))
     process = subprocess.Popen(
         [BIN / "lancelot", "--http", str(port), "--log-level", "WARNING"],
         env=env,
@@ -135,9 +136,11 @@ def ping_body(number: int) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": number, "method": "ping"}
 
 
-async def load(url: str, calls: int, clients: int, body: object) -> dict[str, float]:
-    """`clients` concurrent clients share `calls` POSTs; latency of each, errors counted, wall time."""
-    headers = {"accept": "application/json", "mcp-protocol-version": "2025-11-25"}
+async def load(
+    url: str, calls: int, clients: int, body: object, extra: dict[str, str] | None = None
+) -> dict[str, float]:
+    """`clients` concurrent clients share `calls` POSTs (with `extra` headers); latency of each, errors, wall time."""
+    headers = {"accept": "application/json", "mcp-protocol-version": "2025-11-25", **(extra or {})}
     latencies: list[float] = []
     errors = 0
     next_call = 0
