@@ -121,7 +121,8 @@ def test_every_quoted_message_is_what_the_commands_print(tmp_path, clean_env):
         elsewhere,
     )
     vector_search = ("lancedb_search", {"query": "chain", "mode": "vector", "table": "embedded"})
-    printed += server_replies(isolated(env, LANCEDB_PATH=str(with_vectors)), [vector_search], elsewhere)
+    served = isolated(env, LANCEDB_PATH=str(with_vectors), LANCELOT_TABLES="embedded")
+    printed += server_replies(served, [vector_search], elsewhere)
     printed += http_failures(home, env | {"LANCEDB_PATH": str(db)})
 
     output = "\n".join(printed).replace(str(home), HOME)

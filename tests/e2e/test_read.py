@@ -45,8 +45,8 @@ def reading_db(tmp_path_factory):
     return docs, db
 
 
-def over(transport, db, session, tmp_path):
-    """Run `session(client)` against a fresh `lancelot` over `transport` ("stdio" or "http")."""
+def over(transport, db, session, tmp_path, **environ):
+    """Run `session(client)` against a fresh `lancelot` over `transport` ("stdio" or "http"), `environ` added."""
 
     async def run(target):
         with anyio.fail_after(300):
@@ -54,8 +54,8 @@ def over(transport, db, session, tmp_path):
                 return await session(client)
 
     if transport == "stdio":
-        return anyio.run(run, parameters(db))
-    with Running(tmp_path, environment(db)) as running:
+        return anyio.run(run, parameters(db, **environ))
+    with Running(tmp_path, environment(db, **environ)) as running:
         return anyio.run(run, running.url)
 
 
@@ -145,7 +145,7 @@ def test_urls_are_there_exactly_when_the_table_has_a_link_template(reading_db, t
             found[table] = hits.structured_content, read.structured_content
         return found
 
-    found = over(transport, db, session, tmp_path)
+    found = over(transport, db, session, tmp_path, LANCELOT_TABLES="linked,site")
     hits, read = found["documents"]
     assert hits["hits"] and not any("url" in hit for hit in hits["hits"])
     assert "url" not in read and not any("url" in passage for passage in read["passages"])

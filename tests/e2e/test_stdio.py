@@ -90,7 +90,7 @@ def test_an_anythingllm_table_over_stdio(lancelot_db):
         query = await call(client, "lancedb_query", {"query": "recall", "table": "workspace"})
         return search.structured_content, query.content[0].text
 
-    search, query = serve(lancelot_db, session)
+    search, query = serve(lancelot_db, session, LANCELOT_TABLES="workspace")
     (hit,) = search["hits"]
     assert (search["searchType"], search["textMatch"]) == ("text", "substring")
     assert "no API key" in search["note"]

@@ -98,7 +98,7 @@ def test_search_replies_with_json_text_and_matching_structured_content(lancelot_
 
 def test_a_fallback_reply_with_a_note_matches_the_schema(lancelot_db):
     schema = listed(lancelot_db)["lancedb_search"].output_schema
-    result = call(lancelot_db, "lancedb_search", {"query": "hiss", "table": "workspace"})
+    result = call(lancelot_db, "lancedb_search", {"query": "hiss", "table": "workspace"}, LANCELOT_TABLES="workspace")
     jsonschema.validate(result.structured_content, schema)
     assert "no API key" in result.structured_content["note"]
 

@@ -35,7 +35,8 @@ def sources(reply):
 
 @pytest.mark.parametrize(("table", "match"), [("documents", "bm25"), ("plain", "substring")])
 def test_the_cap_keeps_one_page_from_crowding_out_the_others(crowded_db, make_tools, table, match):
-    reply = make_tools(crowded_db).search("sprocket", mode="text", limit=8, table=table, per_document=2)
+    tools = make_tools(crowded_db, LANCELOT_TABLES="plain")
+    reply = tools.search("sprocket", mode="text", limit=8, table=table, per_document=2)
     assert reply["textMatch"] == match
     counts = Counter(sources(reply))
     assert counts["long.md"] == 2 and len(reply["hits"]) == 8
@@ -45,7 +46,7 @@ def test_the_cap_keeps_one_page_from_crowding_out_the_others(crowded_db, make_to
 @pytest.mark.parametrize("table", ["documents", "plain"])
 def test_the_default_cap_of_one_still_fills_the_reply_from_deep_in_the_ranking(crowded_db, make_tools, table):
     # The first 50, 200 and 800 ranked passages are nearly all from long.md: the pool must deepen.
-    reply = make_tools(crowded_db).search("sprocket", mode="text", limit=7, table=table)
+    reply = make_tools(crowded_db, LANCELOT_TABLES="plain").search("sprocket", mode="text", limit=7, table=table)
     assert len(reply["hits"]) == 7 and len(set(sources(reply))) == 7
 
 
@@ -60,7 +61,7 @@ def test_the_cap_applies_with_a_path_prefix_too(crowded_db, make_tools):
 
 
 def test_equal_scores_come_in_id_order_every_time(crowded_db, make_tools):
-    tools = make_tools(crowded_db)
+    tools = make_tools(crowded_db, LANCELOT_TABLES="plain")
     for table in ("documents", "plain"):
         orders = {tuple(sources(tools.search("derailleur hanger", mode="text", table=table))) for _ in range(5)}
         assert orders == {("tie-a.md", "tie-b.md")}

@@ -81,7 +81,7 @@ BUDGETS = [500, 501, 777, 1_300, 4_000, 12_000, 100_000]
 def test_walking_a_document_by_its_continuation_returns_every_passage_exactly_once(
     long_db, make_tools, budget, table, source
 ):
-    pieces = walk(reader(make_tools(long_db)), {"source": source, "table": table}, budget)
+    pieces = walk(reader(make_tools(long_db, LANCELOT_TABLES="wide")), {"source": source, "table": table}, budget)
     assert joined(pieces) == stored_texts(long_db, table, source)
     if budget < 3_000 and table == "wide":
         # Passages longer than the budget came in pieces, each cut at a word unless the word itself is too long.
@@ -90,7 +90,7 @@ def test_walking_a_document_by_its_continuation_returns_every_passage_exactly_on
 
 
 def test_a_cut_passage_is_marked_and_continues_at_its_offset(long_db, make_tools):
-    reading = make_tools(long_db).read(source="notes/unbroken.txt", table="wide", budget=600)
+    reading = make_tools(long_db, LANCELOT_TABLES="wide").read(source="notes/unbroken.txt", table="wide", budget=600)
     (piece,) = reading.reply["passages"]
     assert piece["cut"] is True and "offset" not in piece
     assert "## Passage 0 (cut)" in reading.text and " […]" in reading.text
@@ -117,7 +117,7 @@ def test_an_older_table_without_locator_columns_is_read_by_its_ids(long_db, tmp_
 
 
 def test_an_anythingllm_table_groups_by_source_in_table_order_and_says_so(lancelot_db, make_tools):
-    tools = make_tools(lancelot_db)
+    tools = make_tools(lancelot_db, LANCELOT_TABLES="workspace")
     uid = "00000000-0000-0000-0000-000000000002"
     reading = tools.read(id=uid, table="workspace")
     reply = reading.reply
@@ -189,7 +189,7 @@ HOSTILE = [
 @pytest.mark.parametrize(("arguments", "message"), HOSTILE)
 def test_addresses_that_name_nothing_are_refused_naming_the_argument(lancelot_db, make_tools, arguments, message):
     with pytest.raises(InvalidRequest) as refused:
-        make_tools(lancelot_db).read(**arguments)
+        make_tools(lancelot_db, LANCELOT_TABLES="workspace").read(**arguments)
     assert message in str(refused.value)
 
 

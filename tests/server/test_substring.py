@@ -29,6 +29,8 @@ QUERIES = [
     "the oil",
     "xylophone",
 ]
+# The server serves its default table and LANCELOT_TABLES only: both of ngram_db's tables.
+SERVED = {"LANCEDB_TABLE": "plain", "LANCELOT_TABLES": "looked_up"}
 PATHS = [None, "guide/", "guide/chain.md", "notes/odd.txt", "nowhere/", "guid\ud7ff", "\U0010ffff"]
 
 
@@ -68,7 +70,7 @@ def replies(tools, query, **arguments):
 
 @pytest.mark.parametrize("query", QUERIES)
 def test_looking_words_up_in_the_n_gram_index_finds_what_a_scan_finds(ngram_db, make_tools, query):
-    tools = make_tools(ngram_db)
+    tools = make_tools(ngram_db, **SERVED)
     for path in PATHS:
         for limit, per_document in ((5, 1), (10, 10)):
             scanned, looked_up = replies(tools, query, path=path, limit=limit, per_document=per_document)
@@ -106,7 +108,7 @@ def test_a_lost_n_gram_index_costs_a_scan_not_the_search(ngram_db, make_tools, t
 
 
 def test_only_the_first_eight_words_count(ngram_db, make_tools):
-    tools = make_tools(ngram_db)
+    tools = make_tools(ngram_db, **SERVED)
     eight = "zq1 zq2 zq3 zq4 zq5 zq6 zq7 zq8"
     for table in ("plain", "looked_up"):
         assert tools.search(f"{eight} chain", mode="text", table=table)["hits"] == []
@@ -115,7 +117,7 @@ def test_only_the_first_eight_words_count(ngram_db, make_tools):
 
 
 def test_a_query_of_stop_words_is_judged_on_every_word_not_the_first_eight(ngram_db, make_tools):
-    reply = make_tools(ngram_db).search("the of and to in is it at on by chain", mode="text", table="plain")
+    reply = make_tools(ngram_db, **SERVED).search("the of and to in is it at on by chain", mode="text", table="plain")
     assert "note" not in reply and reply["hits"]
 
 
@@ -123,7 +125,7 @@ def test_each_word_counts_in_its_first_passages_only_and_they_are_scored_on_ever
     ngram_db, make_tools, monkeypatch
 ):
     monkeypatch.setattr(substring, "MAX_WORD_PASSAGES", 1)
-    tools = make_tools(ngram_db)
+    tools = make_tools(ngram_db, **SERVED)
     for table in ("plain", "looked_up"):
         # "the" is in five passages but counts in the first only; "glue" brings its own, scored on both words.
         hits = tools.search("the glue", mode="text", table=table, limit=10, per_document=10)["hits"]
@@ -131,7 +133,7 @@ def test_each_word_counts_in_its_first_passages_only_and_they_are_scored_on_ever
 
 
 def test_equal_scores_come_in_the_order_of_their_ids(ngram_db, make_tools):
-    tools = make_tools(ngram_db)
+    tools = make_tools(ngram_db, **SERVED)
     for table in ("plain", "looked_up"):
         hits = tools.search("e", mode="text", table=table, limit=50, per_document=50)["hits"]
         assert len(hits) == 6
@@ -159,7 +161,7 @@ def test_matches_run_on_their_own_two_threads_whatever_the_callers(ngram_db, mak
         return best(*arguments)
 
     monkeypatch.setattr(substring, "_best", spy)
-    tools = make_tools(ngram_db)
+    tools = make_tools(ngram_db, **SERVED)
     expected = tools.search("unct", mode="text", table="plain")["hits"]
     with ThreadPoolExecutor(8) as callers:
         found = list(callers.map(lambda _: tools.search("unct", mode="text", table="plain")["hits"], range(16)))

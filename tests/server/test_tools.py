@@ -27,7 +27,8 @@ def test_text_search_uses_the_full_text_index(lancelot_db, make_tools):
     assert "hiss of escaping air" in top["text"]
     assert top["score"] > 0
     # Layout 2 locates the passage: its number and (Markdown) its lines; no link template, so no url.
-    assert set(top) == {"id", "title", "source", "heading", "text", "score", "metadata", "passage", "lines"}
+    assert set(top) == {"id", "title", "source", "heading", "text", "score", "metadata", "passage", "lines", "table"}
+    assert top["table"] == reply["table"] == "documents"
     assert top["id"] == f"guide/puncture.md#{top['passage']}"
     assert "text_hash" in top["metadata"] and "path" not in top["metadata"]
 
@@ -57,7 +58,7 @@ def test_a_table_without_an_index_gets_substring_search_scored_by_share_of_words
 
 def test_an_identifier_is_found(lancelot_db, make_tools):
     for table in ("documents", "plain"):
-        hits = make_tools(lancelot_db).search("DEC-0054", mode="text", table=table)["hits"]
+        hits = make_tools(lancelot_db, LANCELOT_TABLES="plain").search("DEC-0054", mode="text", table=table)["hits"]
         assert hits and "DEC-0054" in hits[0]["text"], table
 
 
@@ -72,7 +73,7 @@ def test_limit_caps_the_hits(lancelot_db, make_tools):
 
 @pytest.mark.parametrize("table", ["documents", "plain", "workspace"])
 def test_a_query_of_stop_words_only_gets_no_hits_and_a_note_saying_why(lancelot_db, make_tools, table):
-    reply = make_tools(lancelot_db).search("The, and OF the!", mode="text", table=table)
+    reply = make_tools(lancelot_db, LANCELOT_TABLES="*").search("The, and OF the!", mode="text", table=table)
     assert reply["hits"] == []
     assert reply["note"] == (
         "the query holds only words so common that text search leaves them out (the, and, of); "
@@ -88,7 +89,7 @@ def test_a_punctuation_query_matches_literally_and_scores_by_how_often(tmp_path,
 
 
 def test_path_prefix_keeps_only_hits_under_it(lancelot_db, make_tools):
-    tools = make_tools(lancelot_db)
+    tools = make_tools(lancelot_db, LANCELOT_TABLES="plain")
     for table in ("documents", "plain"):
         words = "chain patch workshop members"
         everywhere = tools.search(words, mode="text", table=table, limit=50)["hits"]
@@ -104,7 +105,7 @@ def test_path_prefix_keeps_only_hits_under_it(lancelot_db, make_tools):
 
 
 def test_path_prefix_is_matched_literally(lancelot_db, make_tools):
-    tools = make_tools(lancelot_db)
+    tools = make_tools(lancelot_db, LANCELOT_TABLES="plain")
     for table in ("documents", "plain"):
         for prefix in ("%", "_", "guide%", "g_ide/", "' OR '1'='1", "\\", "guide/*"):
             assert tools.search("the", mode="text", table=table, path=prefix)["hits"] == [], (table, prefix)
@@ -116,7 +117,7 @@ HOSTILE = ["'", "%", "_", "\\", '"; DROP', "a\x00b", "🚲", "x" * 2000, "' OR 1
 @pytest.mark.parametrize("table", ["documents", "plain"])
 @pytest.mark.parametrize("query", HOSTILE, ids=repr)
 def test_hostile_queries_are_data(lancelot_db, table, query, make_tools):
-    tools = make_tools(lancelot_db)
+    tools = make_tools(lancelot_db, LANCELOT_TABLES="plain")
     reply = tools.search(query, mode="text", table=table, limit=50)
     assert reply["query"] == query and reply["count"] == len(reply["hits"])
     if " " not in query:  # one word: only odd.txt holds any of these strings
@@ -125,7 +126,7 @@ def test_hostile_queries_are_data(lancelot_db, table, query, make_tools):
 
 @pytest.mark.parametrize("table", ["documents", "plain"])
 def test_special_characters_match_literally_not_as_patterns(lancelot_db, table, make_tools):
-    tools = make_tools(lancelot_db)
+    tools = make_tools(lancelot_db, LANCELOT_TABLES="plain")
     for query in ("%", "_", "\\", "'", "🚲", '"; DROP'):
         hits = tools.search(query, mode="text", table=table)["hits"]
         assert [hit["source"] for hit in hits] == ["notes/odd.txt"], query
@@ -133,7 +134,7 @@ def test_special_characters_match_literally_not_as_patterns(lancelot_db, table, 
 
 
 def test_rows_survive_a_hostile_query(lancelot_db, make_tools):
-    tools = make_tools(lancelot_db)
+    tools = make_tools(lancelot_db, LANCELOT_TABLES="plain")
     before = tools.status()["table"]["rows"]
     tools.search('x"; DROP TABLE documents; --', mode="text")
     tools.search("'; DELETE FROM documents WHERE '1'='1", mode="text", table="plain")
@@ -298,12 +299,10 @@ def test_a_malformed_endpoint_url_is_reported_by_status_and_search_falls_back_na
 
 def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     status = make_tools(lancelot_db).status()
-    assert status["database"] == {
-        "path": str(lancelot_db),
-        "exists": True,
-        "tables": ["documents", "embedded", "embedded_plain", "plain", "workspace"],
-    }
+    # The other tables of the database are not served (LANCELOT_TABLES unset), so not named.
+    assert status["database"] == {"path": str(lancelot_db), "exists": True, "tables": ["documents"]}
     table = status["table"]
+    assert status["tables"] == [table]
     assert table["name"] == "documents" and table["exists"] is True
     assert table["rows"] >= 4 and table["fullTextIndex"] is True
     assert table["documentReads"] == "indexed"

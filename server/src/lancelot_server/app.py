@@ -60,6 +60,7 @@ from lancelot_server.arguments import (
     SearchMode,
     Source,
     TableName,
+    TableNames,
     call_problem,
     invalid_arguments,
 )
@@ -77,8 +78,9 @@ INSTRUCTIONS = (
     "Lancelot searches a folder of documents indexed into LanceDB. Use lancedb_search for JSON hits with "
     "sources and scores, lancedb_query for a Markdown block of passages that fits a character budget, "
     "lancedb_read to read on from a hit (its neighbouring passages, or the whole document in budgeted "
-    "parts), lancedb_status to see what is indexed and which search types can run, lancedb_version for "
-    "versions. Each document is also a resource (lancelot://TABLE/SOURCE). All tools are read-only."
+    "parts), lancedb_status to see what is indexed (the tables you may search) and which search types can "
+    "run, lancedb_version for versions. Each document is also a resource (lancelot://TABLE/SOURCE). All "
+    "tools are read-only."
 )
 
 
@@ -117,16 +119,18 @@ def _tools(tools: Tools) -> list[Tool]:
         query: Query,
         mode: SearchMode = "auto",
         limit: SearchLimit = SEARCH_LIMIT,
-        table: TableName = None,
+        table: TableNames = None,
         path: PathPrefix = None,
         perDocument: PerDocument = DEFAULT_PER_DOCUMENT,
     ) -> Annotated[CallToolResult, SearchReply]:
-        """Search the indexed documents; returns JSON hits with id, title, source, heading, text, score and metadata.
+        """Search the indexed documents; returns JSON hits: id, title, source, heading, text, score, metadata, table.
 
         searchType says which search produced the hits and textMatch (bm25 or substring) how text search matched;
         note says why, when the search is not the one asked for. Scores: vector = distance (lower is closer),
         bm25 = BM25 (higher is better), substring = share of query words found (higher is better),
         hybrid = fused relevance (higher is better). Only vector and hybrid send the query to the embedding endpoint.
+        With several tables, `tables` says how each was searched; hits are in rank order (each table's first, then
+        each table's second...) and scores compare only within one table.
         """
         return _answer(
             "lancedb_search", lambda: tools.search(query, mode, limit, table, path, perDocument), as_json=True
@@ -136,12 +140,13 @@ def _tools(tools: Tools) -> list[Tool]:
         query: Query,
         mode: SearchMode = "auto",
         limit: QueryLimit = QUERY_LIMIT,
-        table: TableName = None,
+        table: TableNames = None,
         path: PathPrefix = None,
         budget: Budget = DEFAULT_BUDGET,
         perDocument: PerDocument = DEFAULT_PER_DOCUMENT,
     ) -> CallToolResult:
-        """Search and return one Markdown block: a header, then each passage with its title, source and text.
+        """Search and return one Markdown block: a header, then each passage with its title, source and text (and
+        its table, when several are searched).
 
         Passages that would take the block past `budget` characters are left out whole, and the block says how many.
         """
@@ -191,7 +196,10 @@ def _tools(tools: Tools) -> list[Tool]:
     )
 
     def lancedb_status() -> Annotated[CallToolResult, StatusReply]:
-        """The database and table being served: rows, columns, full-text index, vectors, and which searches can run."""
+        """The database and tables being served: rows, columns, full-text index, vectors, and which searches can run.
+
+        `table` is the default table; `tables` every table this server lets you search, each with its searchTypes.
+        """
         return _answer("lancedb_status", tools.status, as_json=True)
 
     def lancedb_version() -> Annotated[CallToolResult, VersionReply]:

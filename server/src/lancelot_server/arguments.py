@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, Strict, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, ValidationError
+from pydantic_core import PydanticCustomError
 
 from lancelot_server.errors import shown
 from lancelot_server.read import MAX_AROUND
 from lancelot_server.replies import Mode
+from lancelot_server.tables import MAX_TABLES
 from lancelot_server.tools import (
     DEFAULT_PER_DOCUMENT,
     MAX_BUDGET,
@@ -53,8 +55,51 @@ SearchMode = Annotated[
         "vector: embeddings; hybrid: text and vector rankings fused (reciprocal rank fusion)."
     ),
 ]
-TableName = Annotated[
-    str | None, Field(min_length=1, max_length=MAX_TABLE, description="Table to search; default from LANCEDB_TABLE.")
+OneTable = Annotated[str, Field(min_length=1, max_length=MAX_TABLE)]
+TableName = Annotated[OneTable | None, Field(description="Table to read; default from LANCEDB_TABLE.")]
+
+
+def _distinct(names: list[str]) -> list[str]:
+    for position, name in enumerate(names):
+        if name in names[:position]:
+            raise PydanticCustomError(
+                "distinct", "Table names must be distinct; {name} is named twice", {"name": shown(name)}
+            )
+    return names
+
+
+def _unique_items(schema: dict[str, Any]) -> None:
+    schema["uniqueItems"] = True
+
+
+def _tables_kind(value: Any) -> str | None:
+    return ONE if isinstance(value, str) else SEVERAL if isinstance(value, list) else None
+
+
+# The branch names of a discriminated union, which pydantic puts in an error's location: left out of messages.
+ONE, SEVERAL = "one table", "several tables"
+SeveralTables = Annotated[
+    list[OneTable],
+    Field(min_length=1, max_length=MAX_TABLES, json_schema_extra=_unique_items),
+    AfterValidator(_distinct),
+]
+# One name or a list, told apart by the value's type: a refusal then speaks of the form that was sent, where a
+# plain union would report both forms' errors.
+TableNames = Annotated[
+    Annotated[
+        Annotated[OneTable, Tag(ONE)] | Annotated[SeveralTables, Tag(SEVERAL)],
+        Discriminator(
+            _tables_kind,
+            custom_error_type="table_type",
+            custom_error_message=f"Input should be a table name or a list of 1 to {MAX_TABLES} table names",
+        ),
+    ]
+    | None,
+    Field(
+        description=f"Table to search, or a list of up to {MAX_TABLES} distinct tables (default from LANCEDB_TABLE; "
+        "lancedb_status lists the tables). Several tables are searched each in its own way and their hits merged "
+        "by rank (each table's first hit, then each table's second...); each hit names its table."
+    ),
 ]
 PathPrefix = Annotated[
     str | None,
@@ -111,7 +156,7 @@ ReadBudget = Annotated[BudgetSize, Field(description="Maximum characters of the 
 
 def _problem(error: Any, parameters: list[str]) -> str:
     """One argument problem in words, without echoing a long value back."""
-    name = ".".join(str(part) for part in error["loc"]) or "arguments"
+    name = _where(error["loc"])
     if error["type"] == "extra_forbidden":
         return f"{name} is not a parameter (parameters: {', '.join(parameters) or 'none'})"
     if error["type"] == "missing":
@@ -124,6 +169,16 @@ def _problem(error: Any, parameters: list[str]) -> str:
     else:
         got = _kind(value)
     return f"{name}: {error['msg']} (got {got})"
+
+
+def _where(location: tuple[Any, ...]) -> str:
+    """An error's location as a client wrote it: `table[1]`, without the union branch pydantic names."""
+    where = ""
+    for part in location:
+        if part in (ONE, SEVERAL):
+            continue
+        where += f"[{part}]" if isinstance(part, int) else f"{'.' if where else ''}{part}"
+    return where or "arguments"
 
 
 def invalid_arguments(tool: str, schema: dict[str, Any], exc: ValidationError) -> str:

@@ -1,7 +1,8 @@
 """The `lancedb_query` reply: one Markdown block that fits a character budget.
 
 A header (mode, search type, query, any note), then one section per chunk in rank order, each with its
-source (line range or anchor), id and score, and its title linked when the table has a link template. A
+source (line range or anchor), id and score (and its table, when several were searched), and its title
+linked when the table has a link template. A
 chunk whose section would take the block past the budget is left out whole, and the block ends by saying
 how many were left out; only the first chunk, when even it does not fit, is shown cut at a word, with a
 mark naming the `lancedb_read` id that reads it whole. The block never exceeds the budget.
@@ -9,11 +10,11 @@ mark naming the `lancedb_read` id that reads it whole. The block never exceeds t
 
 from __future__ import annotations
 
-from lancelot_server.replies import SearchReply
-from lancelot_server.rows import Hit
+from lancelot_server.replies import SearchHit, SearchReply, TableSearch
 
-# The header shows at most this much of the query, note and table name: together with the closing line
-# they stay under the smallest budget (500), so a 2,000-character query cannot crowd out the block.
+# The header shows at most this much of the query, note and table name (or several tables' search types):
+# together with the closing line they stay under the smallest budget (500), so a 2,000-character query or
+# eight long table names cannot crowd out the block.
 QUERY_SHOWN = 100
 NOTE_SHOWN = 150
 TABLE_SHOWN = 60
@@ -24,17 +25,20 @@ def one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _search_type(searched: SearchReply | TableSearch) -> str:
+    search: str = searched["searchType"]
+    return search + f" ({searched['textMatch']})" if "textMatch" in searched else search
+
+
 def header(reply: SearchReply) -> str:
-    search: str = reply["searchType"]
-    if "textMatch" in reply:
-        search += f" ({reply['textMatch']})"
-    lines = [
-        f"# Search results from `{one_line(reply['table'], TABLE_SHOWN)}`",
-        "",
-        f"- mode: {reply['mode']}",
-        f"- search type: {search}",
-        f"- query: {one_line(reply['query'], QUERY_SHOWN)}",
-    ]
+    if "tables" in reply:
+        searches = ", ".join(f"`{one['table']}` {_search_type(one)}" for one in reply["tables"])
+        title = f"# Search results from {len(reply['tables'])} tables, in rank order"
+        search = f"- search types: {one_line(searches, TABLE_SHOWN + 10)}"
+    else:
+        title = f"# Search results from `{one_line(reply.get('table', ''), TABLE_SHOWN)}`"
+        search = f"- search type: {_search_type(reply)}"
+    lines = [title, "", f"- mode: {reply['mode']}", search, f"- query: {one_line(reply['query'], QUERY_SHOWN)}"]
     if "note" in reply:
         lines.append(f"- note: {one_line(reply['note'], NOTE_SHOWN)}")
     return "\n".join(lines) + "\n"
@@ -44,7 +48,7 @@ def header(reply: SearchReply) -> str:
 MIN_CUT = 80
 
 
-def _title(number: int, hit: Hit) -> str:
+def _title(number: int, hit: SearchHit) -> str:
     title = one_line(hit["title"] or hit["source"] or hit["id"] or f"Result {number}", 200)
     if "url" not in hit:
         return title
@@ -53,7 +57,7 @@ def _title(number: int, hit: Hit) -> str:
     return f"[{label}]({hit['url'].replace('(', '%28').replace(')', '%29')})"
 
 
-def _where(hit: Hit) -> str:
+def _where(hit: SearchHit) -> str:
     where = hit["source"] or ""
     if "lines" in hit:
         first, last = hit["lines"]
@@ -63,9 +67,12 @@ def _where(hit: Hit) -> str:
     return where
 
 
-def section(number: int, hit: Hit, text: str | None = None, *, cut: bool = False) -> str:
-    """The chunk's section; `text` (a cut piece) in place of its text, with the mark when `cut`."""
+def section(number: int, hit: SearchHit, text: str | None = None, *, cut: bool = False, table: bool = False) -> str:
+    """The chunk's section; `text` (a cut piece) in place of its text, with the mark when `cut`; its table's name
+    when `table` (several tables searched)."""
     lines = [f"## {number}. {_title(number, hit)}", ""]
+    if table:
+        lines.append(f"Table: `{one_line(hit['table'], TABLE_SHOWN)}`")
     if hit["source"]:
         lines.append(f"Source: {_where(hit)}")
     if hit["heading"]:
@@ -77,19 +84,19 @@ def section(number: int, hit: Hit, text: str | None = None, *, cut: bool = False
     return "\n" + "\n".join(lines) + "\n"
 
 
-def _cut_mark(hit: Hit) -> str:
+def _cut_mark(hit: SearchHit) -> str:
     return f" […] (cut to fit; lancedb_read with id {hit['id']} reads it whole)" if hit["id"] else " […] (cut to fit)"
 
 
-def _cut_section(number: int, hit: Hit, room: int) -> str | None:
+def _cut_section(number: int, hit: SearchHit, room: int, table: bool) -> str | None:
     """The section with its text cut at a word to fit `room` characters, or None when too little would show."""
     text = hit["text"].strip()
-    space = room - len(section(number, hit, "", cut=True))
+    space = room - len(section(number, hit, "", cut=True, table=table))
     if space < MIN_CUT:
         return None
     end = max(text.rfind(" ", 0, space), text.rfind("\n", 0, space))
     piece = text[: end if end > 0 else space].rstrip()
-    return section(number, hit, piece, cut=True)
+    return section(number, hit, piece, cut=True, table=table)
 
 
 def left_out(count: int, budget: int) -> str:
@@ -106,10 +113,11 @@ def render(reply: SearchReply, budget: int) -> str:
     # Room for the closing line is kept back, so it always fits (its length grows with the count's digits).
     reserve = len(left_out(len(reply["hits"]), budget))
     shown = 0
+    several = "tables" in reply
     for number, hit in enumerate(reply["hits"], start=1):
-        part: str | None = section(number, hit)
+        part: str | None = section(number, hit, table=several)
         if len(block) + len(part or "") + reserve > budget:
-            part = _cut_section(number, hit, budget - len(block) - reserve) if not shown else None
+            part = _cut_section(number, hit, budget - len(block) - reserve, several) if not shown else None
         if part is None:
             omitted += 1
         else:

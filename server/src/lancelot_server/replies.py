@@ -17,15 +17,33 @@ SearchType = Literal["text", "vector", "hybrid"]
 TextMatch = Literal["bm25", "substring"]
 
 
+class SearchHit(Hit):
+    table: str  # the table the hit comes from, also when one table was searched
+
+
+class TableSearch(TypedDict):
+    """How one of several tables was searched, and how many of the reply's hits it gave."""
+
+    table: str
+    searchType: SearchType
+    textMatch: NotRequired[TextMatch]
+    count: int
+
+
 class SearchReply(TypedDict):
+    """One table: `table` names it. Several: `tables` says how each was searched, `searchType` and `textMatch`
+    are the first table's, and `note` names the table each of its sentences is about. Hits of several tables
+    are in rank order (every table's first hit, then every table's second...): their scores stay per table."""
+
     query: str
     mode: Mode
     searchType: SearchType
     textMatch: NotRequired[TextMatch]
     note: NotRequired[str]
-    table: str
+    table: NotRequired[str]
+    tables: NotRequired[list[TableSearch]]
     count: int
-    hits: list[Hit]
+    hits: list[SearchHit]
 
 
 class DatabaseStatus(TypedDict):
@@ -50,6 +68,7 @@ class TableStatus(TypedDict):
     language: NotRequired[str]
     documentReads: NotRequired[Literal["indexed", "scan"]]
     metadata: NotRequired[dict[str, str]]
+    searchTypes: NotRequired[list[SearchType]]
     error: NotRequired[str]
     note: NotRequired[str]
 
@@ -62,8 +81,11 @@ class EmbeddingStatus(TypedDict):
 
 
 class StatusReply(TypedDict):
+    """`table` is the default table (of those the caller sees); `tables` every served table the caller sees."""
+
     database: DatabaseStatus
     table: TableStatus
+    tables: list[TableStatus]
     embedding: EmbeddingStatus
     searchTypes: list[SearchType]
     version: str

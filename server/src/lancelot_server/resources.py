@@ -3,10 +3,11 @@
     lancelot://TABLE/SOURCE          a document (SOURCE with its path segments percent-encoded)
     lancelot://TABLE/SOURCE?from=N   the same, from passage N on (and `&offset=K` into it)
 
-`resources/list` lists the documents of the configured table in pages of `PAGE` (the protocol's cursor
-names the last source of the page before); `resources/read` returns what `lancedb_read` with `source`
-returns, as Markdown within the default budget, ending with the arguments that read on. SDK-free: `app.py`
-wraps these in the protocol's types.
+`resources/list` lists the documents of every served table the caller sees (`tables.Tables`), table by
+table in served order, in pages of `PAGE` (the protocol's cursor names the table and last source of the
+page before); `resources/read` returns what `lancedb_read` with `source` returns, as Markdown within the
+default budget, ending with the arguments that read on: a table the caller does not see reads as missing.
+SDK-free: `app.py` wraps these in the protocol's types.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Listed:
     uri: str
     source: str
     title: str | None
+    table: str
 
 
 @dataclass(frozen=True)
@@ -68,36 +70,48 @@ def parse(address: str) -> Address:
 
 
 class Resources:
-    """The configured table's documents, listed from a catalog kept per table version."""
+    """The documents of the tables the caller sees, listed from a catalog kept per table version."""
 
     def __init__(self, tools: Tools) -> None:
         self.tools = tools
         self._lock = threading.Lock()
-        self._catalog: tuple[str, int, list[tuple[str, str | None]]] | None = None
+        self._catalogs: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
 
     def page(self, cursor: str | None) -> tuple[list[Listed], str | None]:
         """One page of documents after `cursor`, and the cursor of the next page (None after the last)."""
-        after = _after(cursor) if cursor is not None else None
-        table = self.tools.settings.table
-        listed = self._documents(table)
-        start = 0
-        if after is not None:
-            start = next((index for index, (source, _) in enumerate(listed) if source > after), len(listed))
-        chosen = listed[start : start + PAGE]
-        more = start + PAGE < len(listed)
-        items = [Listed(uri(table, source), source, title) for source, title in chosen]
-        return items, (_cursor(chosen[-1][0]) if more and chosen else None)
+        # Tables the database lacks are left out: a listing lists what there is.
+        names = self.tools.tables.present()
+        at: str | None = names[0] if names else None
+        after: str | None = None
+        if cursor is not None:
+            at, after = _after(cursor)
+            if at not in names:  # a cursor into a table the caller does not see was never given to it
+                raise _foreign_cursor()
+        if at is None:
+            return [], None
+        items: list[Listed] = []
+        for table in names[names.index(at) :]:
+            listed = self._documents(table)
+            start = 0
+            if after is not None and table == at:
+                start = next((index for index, (source, _) in enumerate(listed) if source > after), len(listed))
+            for source, title in listed[start:]:
+                if len(items) == PAGE:
+                    return items, _cursor(items[-1])
+                items.append(Listed(uri(table, source), source, title, table))
+        return items, None
 
     def _documents(self, table: str) -> list[tuple[str, str | None]]:
-        handle = self.tools.store.table(table)
+        handle = self.tools.tables.open(table)
         version = handle.version
         with self._lock:
-            if self._catalog is not None and self._catalog[:2] == (table, version):
-                return self._catalog[2]
+            kept = self._catalogs.get(table)
+            if kept is not None and kept[0] == version:
+                return kept[1]
         table_layout = describe(handle.schema, self.tools.settings.text_column, table)
         listed = documents.catalog(handle, table_layout)
         with self._lock:
-            self._catalog = (table, version, listed)
+            self._catalogs[table] = (version, listed)
         return listed
 
     def read(self, address: str) -> str:
@@ -114,15 +128,20 @@ class Resources:
         return text
 
 
-def _cursor(source: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"after": source}).encode()).decode()
+def _cursor(last: Listed) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"table": last.table, "after": last.source}).encode()).decode()
 
 
-def _after(cursor: str) -> str:
+def _after(cursor: str) -> tuple[str, str]:
+    """The table and the last source of the page a cursor follows."""
     try:
         value: Any = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
     except (ValueError, UnicodeError, binascii.Error):
         value = None
-    if not isinstance(value, dict) or not isinstance(value.get("after"), str):
-        raise InvalidRequest("The cursor is not one this server gave; list again without a cursor.")
-    return str(value["after"])
+    if not isinstance(value, dict) or not all(isinstance(value.get(key), str) for key in ("table", "after")):
+        raise _foreign_cursor()
+    return str(value["table"]), str(value["after"])
+
+
+def _foreign_cursor() -> InvalidRequest:
+    return InvalidRequest("The cursor is not one this server gave; list again without a cursor.")

@@ -81,6 +81,9 @@ def _vector_widths(schema: Any) -> dict[str, int]:
     return {**ours, **found}
 
 
+UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
+
+
 @dataclass(frozen=True)
 class Damage:
     """What the table's current version names but the disk lacks; empty when the table is whole."""
@@ -249,9 +252,5 @@ class Store:
         )
 
     def _missing_table(self, name: str) -> str:
-        present = self.table_names()
-        listing = ", ".join(repr(table) for table in present) if present else "none"
-        return (
-            f"Table {shown(name)} is not in the database {self.db_path} (tables: {listing}). "
-            "Set LANCEDB_TABLE or pass `table`, or build it with lancelot-index."
-        )
+        # No listing here: which tables a caller may hear of is `tables.Tables`'s to say.
+        return f"Table {shown(name)} is not in the database {self.db_path}."

@@ -1,6 +1,7 @@
-"""The four tools as plain functions over the read-only store, callable and testable without the MCP SDK.
+"""The tools as plain functions over the read-only store, callable and testable without the MCP SDK.
 
 `app.py` publishes them; the limits below are both checked here and declared in the input schemas there.
+Tables are opened through `tables.Tables` only (which ones the caller sees); the status is `status.py`.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import platform
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, cast, get_args
 
@@ -15,24 +17,24 @@ import structlog
 
 from lancelot_schema import languages
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, documents, markdown, read, search, substring
-from lancelot_server.embed import Embedder, endpoint_host
+from lancelot_server import __version__, documents, markdown, read, search, status, substring
+from lancelot_server.embed import Embedder
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
 from lancelot_server.fusion import reciprocal_rank_fusion
 from lancelot_server.replies import (
-    DatabaseStatus,
-    EmbeddingStatus,
     Mode,
+    SearchHit,
     SearchReply,
     SearchType,
     StatusReply,
-    TableStatus,
+    TableSearch,
     TextMatch,
     VersionReply,
 )
 from lancelot_server.rows import Hit
 from lancelot_server.search import Wanted
-from lancelot_server.store import Layout, Store, damage, describe
+from lancelot_server.store import UNREADABLE_INDEX, Layout, Store, damage, describe
+from lancelot_server.tables import Tables, merged
 
 MAX_QUERY = 2000
 MIN_LIMIT, MAX_LIMIT = 1, 50
@@ -46,7 +48,6 @@ MODES: tuple[str, ...] = get_args(Mode)
 HYBRID_DEPTH = 20
 # At most this many passages of one document in a reply, unless `perDocument` says otherwise.
 DEFAULT_PER_DOCUMENT = 1
-UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
 
 Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
 
@@ -71,12 +72,43 @@ def _check_budget(budget: int) -> None:
         raise InvalidRequest(f"budget must be between {MIN_BUDGET:,} and {MAX_BUDGET:,} characters; got {budget}.")
 
 
+class Query:
+    """One search's query, embedded at most once however many tables want its vector (a failure too is kept)."""
+
+    def __init__(self, text: str, embedder: Embedder) -> None:
+        self.text = text
+        self._embedder = embedder
+        self._embedded: list[float] | VectorSearchUnavailable | None = None
+
+    def embedding(self) -> list[float]:
+        if self._embedded is None:
+            try:
+                self._embedded = self._embedder.embed(self.text)
+            except VectorSearchUnavailable as exc:
+                self._embedded = exc
+        if isinstance(self._embedded, VectorSearchUnavailable):
+            raise self._embedded
+        return self._embedded
+
+
+@dataclass(frozen=True)
+class Searched:
+    """What one table gave a search: its hits (each naming the table) and how they were found."""
+
+    table: str
+    hits: list[SearchHit]
+    search_type: SearchType
+    text_match: TextMatch | None
+    note: str | None
+
+
 class Tools:
     """What the server answers, bound to one store and one set of settings."""
 
     def __init__(self, store: Store, settings: Settings, protocol_versions: Sequence[str] = ()) -> None:
         self.store = store
         self.settings = settings
+        self.tables = Tables(store, settings)
         self.embedder = Embedder(settings)
         self.protocol_versions = list(protocol_versions)
 
@@ -89,25 +121,30 @@ class Tools:
         query: str,
         mode: str = "auto",
         limit: int = SEARCH_LIMIT,
-        table: str | None = None,
+        table: str | Sequence[str] | None = None,
         path: str | None = None,
         per_document: int = DEFAULT_PER_DOCUMENT,
     ) -> SearchReply:
+        """One table, or several searched each in its own way and merged by rank (`tables.merged`)."""
         _check(query, mode, limit, per_document)
-        name = table or self.settings.table
-        handle = self.store.table(name)
-        table_layout = describe(handle.schema, self.settings.text_column, name)
+        # Every table is opened before any is searched: one the caller cannot have refuses the whole request.
+        opened = [self.opened(name) for name in self.tables.chosen(table)]
         wanted = Wanted(limit, path or None, per_document)
-        with self._naming_damage(handle, name):
-            hits, search_type, text_match, note = self._run(handle, table_layout, query, mode, wanted)
-        reply: dict[str, Any] = {"query": query, "mode": mode, "searchType": search_type}
-        if text_match is not None:
-            reply["textMatch"] = text_match
-        if note is not None:
-            reply["note"] = note
-        reply["table"], reply["count"], reply["hits"] = name, len(hits), hits
-        log.debug("search", table=name, mode=mode, search_type=search_type, text_match=text_match, count=len(hits))
-        return cast(SearchReply, reply)
+        asked = Query(query, self.embedder)
+        searched = []
+        for name, handle, table_layout in opened:
+            with self._naming_damage(handle, name):
+                hits, search_type, text_match, note = self._run(handle, table_layout, asked, mode, wanted)
+            named = [cast(SearchHit, {"table": name, **hit}) for hit in hits]
+            searched.append(Searched(name, named, search_type, text_match, note))
+        reply = _reply(query, mode, searched, limit)
+        log.debug("search", tables=[one.table for one in searched], mode=mode, count=reply["count"])
+        return reply
+
+    def opened(self, name: str) -> tuple[str, Any, Layout]:
+        """The table's name, handle and layout, if the caller sees it (else refused as missing)."""
+        handle = self.tables.open(name)
+        return name, handle, describe(handle.schema, self.settings.text_column, name)
 
     @contextmanager
     def _naming_damage(self, handle: Any, name: str) -> Iterator[None]:
@@ -123,7 +160,7 @@ class Tools:
             log.warning("table damaged", table=name, missing=list(found.missing))
             raise self.store.unreadable(name, found) from exc
 
-    def _run(self, handle: Any, table_layout: Layout, query: str, mode: str, wanted: Wanted) -> Outcome:
+    def _run(self, handle: Any, table_layout: Layout, query: Query, mode: str, wanted: Wanted) -> Outcome:
         """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why.
 
         The query leaves the machine (to the embedding endpoint) only on the vector and hybrid paths, and
@@ -132,7 +169,7 @@ class Tools:
         note: str | None = None
         if mode != "text":
             try:
-                self._check_vectors(table_layout)
+                self.check_vectors(table_layout)
                 if mode != "vector":
                     if search.has_fts_index(handle, table_layout.text):
                         return self._hybrid(handle, table_layout, query, wanted)
@@ -146,7 +183,7 @@ class Tools:
         hits, text_match, text_note = self._text(handle, table_layout, query, wanted)
         return hits, "text", text_match, _joined(note, text_note)
 
-    def _check_vectors(self, table_layout: Layout) -> None:
+    def check_vectors(self, table_layout: Layout) -> None:
         """Raise `VectorSearchUnavailable` when vector search cannot work, before any query is sent."""
         if table_layout.vector is None:
             raise VectorSearchUnavailable("the table has no vector column (index it with `lancelot-index --embed`)")
@@ -159,8 +196,8 @@ class Tools:
                 f"embedded with {model} (EMBEDDING_MODEL); vectors of different models cannot be compared"
             )
 
-    def _embed(self, table_layout: Layout, query: str) -> list[float]:
-        embedding = self.embedder.embed(query)
+    def _embed(self, table_layout: Layout, query: Query) -> list[float]:
+        embedding = query.embedding()
         if len(embedding) != table_layout.vector_width:
             raise VectorSearchUnavailable(
                 f"vector search failed: {self.settings.embedding_model} gives vectors of width {len(embedding)} "
@@ -168,10 +205,10 @@ class Tools:
             )
         return embedding
 
-    def _vector(self, handle: Any, table_layout: Layout, query: str, wanted: Wanted) -> list[Hit]:
+    def _vector(self, handle: Any, table_layout: Layout, query: Query, wanted: Wanted) -> list[Hit]:
         return search.vector(handle, table_layout, self._embed(table_layout, query), wanted)
 
-    def _hybrid(self, handle: Any, table_layout: Layout, query: str, wanted: Wanted) -> Outcome:
+    def _hybrid(self, handle: Any, table_layout: Layout, query: Query, wanted: Wanted) -> Outcome:
         """BM25 (or substring) and vector hits fused by reciprocal rank; score = fused relevance, higher is better.
 
         Both lists are `HYBRID_DEPTH` deep and uncapped; the per-document cap applies to the fused ranking, and
@@ -196,9 +233,10 @@ class Tools:
         return fused, "hybrid", text_match, note
 
     def _text(
-        self, handle: Any, table_layout: Layout, query: str, wanted: Wanted
+        self, handle: Any, table_layout: Layout, asked: Query, wanted: Wanted
     ) -> tuple[list[Hit], TextMatch, str | None]:
         note: str | None = None
+        query = asked.text
         # Only the English index leaves stop words out (lancelot_schema.languages).
         common = search.only_stop_words(query) if table_layout.language == languages.DEFAULT else None
         if common is not None:
@@ -227,7 +265,7 @@ class Tools:
         query: str,
         mode: str = "auto",
         limit: int = QUERY_LIMIT,
-        table: str | None = None,
+        table: str | Sequence[str] | None = None,
         path: str | None = None,
         budget: int = DEFAULT_BUDGET,
         per_document: int = DEFAULT_PER_DOCUMENT,
@@ -250,9 +288,7 @@ class Tools:
         """A passage and its neighbours (`id`), or a document from passage `start` on (`source`)."""
         read.check_arguments(id, source, before, after, start, offset)
         _check_budget(budget)
-        name = table or self.settings.table
-        handle = self.store.table(name)
-        table_layout = describe(handle.schema, self.settings.text_column, name)
+        name, handle, table_layout = self.opened(table or self.tables.default())
         with self._naming_damage(handle, name):
             document, number = documents.find(handle, table_layout, name, source=source, id=id)
             if number is not None:
@@ -263,62 +299,7 @@ class Tools:
 
     # lancedb_status ------------------------------------------------------------------------------
     def status(self) -> StatusReply:
-        database = DatabaseStatus(path=self.store.db_path, exists=self.store.exists(), tables=[])
-        table = TableStatus(name=self.settings.table, exists=False)
-        search_types: list[SearchType] = []
-        embedding = EmbeddingStatus(
-            model=self.settings.embedding_model,
-            endpoint=endpoint_host(self.settings),
-            apiKey=self.settings.has_api_key,
-        )
-        try:
-            database["tables"] = self.store.table_names()
-            handle = self.store.table(self.settings.table)
-            table["exists"] = True
-            table_layout = describe(handle.schema, self.settings.text_column, self.settings.table)
-        except LancelotError as exc:
-            (table if database["exists"] else database)["error"] = str(exc)
-        else:
-            table = self._table_status(handle, table_layout)
-            # A table with files missing answers no search at all; say so rather than list search types.
-            if table["readable"]:
-                search_types.append("text")
-                try:
-                    self._check_vectors(table_layout)
-                except VectorSearchUnavailable as exc:
-                    embedding["note"] = f"{exc}; vector and hybrid search fall back to text search"
-                else:
-                    search_types.append("vector")
-                    if table["fullTextIndex"]:
-                        search_types.append("hybrid")
-        return StatusReply(
-            database=database, table=table, embedding=embedding, searchTypes=search_types, version=__version__
-        )
-
-    def _table_status(self, handle: Any, table_layout: Layout) -> TableStatus:
-        found = damage(handle)
-        broken_index = found.index_broken(table_layout.text)
-        table = TableStatus(
-            name=self.settings.table,
-            exists=True,
-            readable=not found.missing,
-            rows=handle.count_rows(),
-            columns=list(table_layout.columns),
-            textColumn=table_layout.text,
-            titleColumn=table_layout.title,
-            sourceColumns=list(table_layout.sources),
-            vectorColumn=table_layout.vector,
-            vectorWidth=table_layout.vector_width,
-            fullTextIndex=search.has_fts_index(handle, table_layout.text) and not broken_index,
-            language=table_layout.language,
-            documentReads="indexed" if documents.indexed(table_layout) else "scan",
-            metadata=table_layout.stamped,
-        )
-        if found.missing:
-            table["error"] = str(self.store.unreadable(self.settings.table, found))
-        elif broken_index:
-            table["note"] = f"{UNREADABLE_INDEX}; text search matches substrings"
-        return table
+        return status.report(self)
 
     # lancedb_version -----------------------------------------------------------------------------
     def version(self) -> VersionReply:
@@ -330,6 +311,34 @@ class Tools:
             python=platform.python_version(),
             protocolVersions=self.protocol_versions,
         )
+
+
+def _reply(query: str, mode: str, searched: list[Searched], limit: int) -> SearchReply:
+    """The reply to a search of one table (`table`) or of several (`tables`, hits merged by rank)."""
+    lead = searched[0]
+    reply: dict[str, Any] = {"query": query, "mode": mode, "searchType": lead.search_type}
+    if lead.text_match is not None:
+        reply["textMatch"] = lead.text_match
+    named: dict[str, Any]
+    if len(searched) == 1:
+        note, hits, named = lead.note, lead.hits, {"table": lead.table}
+    else:
+        note = _joined(*(f"Table {shown(one.table)}: {one.note}" for one in searched if one.note))
+        hits = merged([one.hits for one in searched], limit)
+        named = {"tables": [_table_search(one, hits) for one in searched]}
+    if note is not None:
+        reply["note"] = note
+    reply |= named
+    reply["count"], reply["hits"] = len(hits), hits
+    return cast(SearchReply, reply)
+
+
+def _table_search(one: Searched, hits: list[SearchHit]) -> TableSearch:
+    searched: dict[str, Any] = {"table": one.table, "searchType": one.search_type}
+    if one.text_match is not None:
+        searched["textMatch"] = one.text_match
+    searched["count"] = sum(1 for hit in hits if hit["table"] == one.table)
+    return cast(TableSearch, searched)
 
 
 def _joined(*notes: str | None) -> str | None:

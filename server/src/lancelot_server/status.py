@@ -1,0 +1,106 @@
+"""lancedb_status: the database, every served table the caller sees, the embedding settings, what can run.
+
+`table`, `embedding.note` and `searchTypes` are about the default table (LANCEDB_TABLE, or the first served
+table the caller sees), as before several tables; `tables` describes each table the caller sees the same
+way, default first; `database.tables` names those the database holds. Nothing names a table the caller
+may not see.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lancelot_server import __version__, access, documents, search
+from lancelot_server.embed import endpoint_host
+from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable
+from lancelot_server.replies import DatabaseStatus, EmbeddingStatus, SearchType, StatusReply, TableStatus
+from lancelot_server.store import UNREADABLE_INDEX, Layout, damage, describe
+
+if TYPE_CHECKING:
+    from lancelot_server.tools import Tools
+
+
+def report(tools: Tools) -> StatusReply:
+    settings, store = tools.settings, tools.store
+    database = DatabaseStatus(path=store.db_path, exists=store.exists(), tables=[])
+    embedding = EmbeddingStatus(
+        model=settings.embedding_model, endpoint=endpoint_host(settings), apiKey=settings.has_api_key
+    )
+    vectors: str | None = None
+    listed: list[TableStatus] = []
+    try:
+        database["tables"] = tools.tables.present()
+        names = tools.tables.visible()
+        default = tools.tables.default()
+    except TableNotFound as exc:  # the caller sees no table at all: none is named, not even the default
+        table = TableStatus(name="", exists=False, error=str(exc))
+    except LancelotError as exc:  # the database cannot be read
+        database["error"] = str(exc)
+        table = TableStatus(name=settings.table if access.may_see(settings.table) else "", exists=False)
+    else:
+        described = {name: _table(tools, name) for name in names}
+        listed = [status for status, _ in described.values()]
+        table, vectors = described[default]
+    if vectors is not None:
+        embedding["note"] = f"{vectors}; vector and hybrid search fall back to text search"
+    return StatusReply(
+        database=database,
+        table=table,
+        tables=listed,
+        embedding=embedding,
+        searchTypes=list(table.get("searchTypes", [])),
+        version=__version__,
+    )
+
+
+def _table(tools: Tools, name: str) -> tuple[TableStatus, str | None]:
+    """One table's status, and why vector search cannot run on it (None when it can, or nothing can)."""
+    table = TableStatus(name=name, exists=False)
+    try:
+        handle = tools.tables.open(name)
+        table["exists"] = True
+        table_layout = describe(handle.schema, tools.settings.text_column, name)
+    except LancelotError as exc:
+        table["error"] = str(exc)
+        table["searchTypes"] = []
+        return table, None
+    table = _described(tools, name, handle, table_layout)
+    types: list[SearchType] = []
+    vectors: str | None = None
+    # A table with files missing answers no search at all; say so rather than list search types.
+    if table["readable"]:
+        types.append("text")
+        try:
+            tools.check_vectors(table_layout)
+        except VectorSearchUnavailable as exc:
+            vectors = str(exc)
+        else:
+            types += ["vector", "hybrid"] if table["fullTextIndex"] else ["vector"]
+    table["searchTypes"] = types
+    return table, vectors
+
+
+def _described(tools: Tools, name: str, handle: Any, table_layout: Layout) -> TableStatus:
+    found = damage(handle)
+    broken_index = found.index_broken(table_layout.text)
+    table = TableStatus(
+        name=name,
+        exists=True,
+        readable=not found.missing,
+        rows=handle.count_rows(),
+        columns=list(table_layout.columns),
+        textColumn=table_layout.text,
+        titleColumn=table_layout.title,
+        sourceColumns=list(table_layout.sources),
+        vectorColumn=table_layout.vector,
+        vectorWidth=table_layout.vector_width,
+        fullTextIndex=search.has_fts_index(handle, table_layout.text) and not broken_index,
+        language=table_layout.language,
+        documentReads="indexed" if documents.indexed(table_layout) else "scan",
+        metadata=table_layout.stamped,
+    )
+    if found.missing:
+        table["error"] = str(tools.store.unreadable(name, found))
+    elif broken_index:
+        table["note"] = f"{UNREADABLE_INDEX}; text search matches substrings"
+    return table
