@@ -204,6 +204,7 @@ def summary(samples: list[float]) -> dict[str, float]:
 
 def server(db: Path, table: str) -> StdioServerParameters:
     env = {"LANCEDB_PATH": str(db), "LANCEDB_TABLE": table, "XDG_CONFIG_HOME": str(WORK / "no-config")}
+    env["LANCELOT_TABLES"] = "bench_plain"  # the worst cases search it beside `bench`
     return StdioServerParameters(command=str(BIN / "lancelot"), args=["--log-level", "WARNING"], env=env)
 
 

@@ -282,7 +282,7 @@ def test_one_json_log_line_per_request_on_stderr_never_the_query_and_nothing_on_
 
 
 def test_a_public_bind_without_allowed_hosts_warns_and_accepts_any_host(tmp_path, database):
-    with Running(tmp_path, environment(database), "--host", "0.0.0.0") as running:
+    with Running(tmp_path, environment(database), "--host", "0.0.0.0", "--allow-unauthenticated") as running:
         assert post(running, rpc("tools/list"), {"host": "search.example.com"}).status_code == 200
         assert any(line["event"] == "host_check_off" and line["level"] == "warning" for line in running.log())
 
@@ -344,7 +344,7 @@ def test_a_port_in_use_is_one_error_line_and_never_logged_as_serving(database):
 
 def test_a_host_that_does_not_resolve_is_one_error_line(database):
     out = subprocess.run(
-        [BIN / "lancelot", "--http", str(free_port()), "--host", "no-such-host.invalid"],
+        [BIN / "lancelot", "--http", str(free_port()), "--host", "no-such-host.invalid", "--allow-unauthenticated"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -29,11 +29,11 @@ def closed_url() -> str:
 @pytest.fixture
 def clean_env(tmp_path) -> dict[str, str]:
     """An environment for a Lancelot process that never sees the real user's settings or keychain: no
-    LANCEDB_/OPENAI_/EMBEDDING_ variables, settings and keyring data under tmp_path, and keyring's `fail`
+    LANCEDB_/LANCELOT_/OPENAI_/EMBEDDING_ variables, settings and keyring data under tmp_path, and keyring's `fail`
     backend (no keychain, so lancelot-init uses its encrypted file)."""
     import os
 
-    skip = ("LANCEDB_", "OPENAI_", "EMBEDDING_", "PYTHON_KEYRING", "XDG_")
+    skip = ("LANCEDB_", "LANCELOT_", "OPENAI_", "EMBEDDING_", "PYTHON_KEYRING", "XDG_")
     environ = {name: value for name, value in os.environ.items() if not name.startswith(skip)}
     return environ | {
         "XDG_CONFIG_HOME": str(tmp_path / "config"),

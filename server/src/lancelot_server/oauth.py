@@ -348,9 +348,9 @@ def _scopes(claims: dict[str, Any]) -> frozenset[str]:
     for name in ("scope", "scp"):
         value = claims.get(name)
         if isinstance(value, str):
-            scopes.update(value.split())
+            scopes |= set(value.split())
         elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-            scopes.update(value)
+            scopes |= set(value)
         elif value is not None:
             raise Rejected(f"the token's {name} claim is neither a string nor a list of strings")
     return frozenset(scopes)

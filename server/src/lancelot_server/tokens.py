@@ -87,7 +87,7 @@ def parse(text: str, name: str) -> list[Entry]:
             raise TokenFileError(f"{where}: the label must be letters, digits and ._:@- (at most 64)")
         if label in labels:
             raise TokenFileError(f"{where}: the label {label} is used twice")
-        labels.add(label)
+        labels |= {label}
         tables = frozenset(t for t in fields[2].split(",") if t) if len(fields) == 3 else None
         entries.append(Entry(label, _secret(fields[1], where), tables or None))
     return entries
