@@ -39,6 +39,7 @@ def server(tmp_path_factory, lancelot_db, issuer):
         LANCELOT_OAUTH_JWKS_URL=issuer.jwks_url,
         LANCELOT_OAUTH_SCOPES="mcp:read",
         LANCELOT_AUTH_TOKENS=STATIC,
+        LANCELOT_TABLES="plain",
     )
     running = Running(tmp_path_factory.mktemp("oauth"), env)
     yield running
@@ -141,3 +142,17 @@ def test_a_rotated_signing_key_is_accepted_without_a_restart(tmp_path, lancelot_
             assert post(running, LIST, bearer(issuer.token(kid="k1", private=rsa_key(1)))).status_code == 401
     finally:
         issuer.close()
+
+
+def test_table_scopes_in_a_jwt_hide_every_other_table_as_missing(server, issuer):
+    token = bearer(issuer.token(scope="mcp:read table:plain"))
+    call = rpc("tools/call", {"name": "lancedb_search", "arguments": {"query": "puncture", "mode": "text"}})
+    default = post(server, call, token).json()["result"]
+    assert default["isError"] is False and {hit["table"] for hit in default["structuredContent"]["hits"]} == {"plain"}
+    call["params"]["arguments"]["table"] = "documents"
+    refused = post(server, call, token).json()["result"]
+    assert refused["isError"] is True
+    assert "Table 'documents' is not in the database" in refused["content"][0]["text"]
+    assert "(tables: 'plain')" in refused["content"][0]["text"]
+    status = post(server, rpc("tools/call", {"name": "lancedb_status", "arguments": {}}), token).json()["result"]
+    assert status["structuredContent"]["database"]["tables"] == ["plain"]

@@ -268,3 +268,16 @@ def test_tokens_guard_the_handler_and_a_good_one_is_answered(lambda_env):
     response = lambda_handler.handler(good, None)
     assert response["statusCode"] == 200
     assert answer(response)["result"]["structuredContent"]["count"] > 0
+
+
+def test_oauth_on_lambda_publishes_the_metadata_and_challenges_with_it(lambda_env):
+    lambda_env.delenv("LANCELOT_ALLOW_UNAUTHENTICATED")
+    lambda_env.setenv("LANCELOT_OAUTH_ISSUER", "https://id.example")
+    lambda_env.setenv("LANCELOT_OAUTH_RESOURCE", f"https://{HOST}/mcp")
+    refused = lambda_handler.handler(event(rpc("tools/list"), path="/mcp", version="2025-11-25"), None)
+    assert refused["statusCode"] == 401
+    metadata_url = f"https://{HOST}/.well-known/oauth-protected-resource/mcp"
+    assert f'resource_metadata="{metadata_url}"' in refused["headers"]["www-authenticate"]
+    published = lambda_handler.handler(event(method="GET", path="/.well-known/oauth-protected-resource/mcp"), None)
+    assert published["statusCode"] == 200
+    assert json.loads(published["body"])["authorization_servers"] == ["https://id.example"]
