@@ -164,3 +164,24 @@ def test_no_auth_settings_mean_no_authenticator():
 def test_settings_that_cannot_work_are_one_clear_error(environ, problem):
     with pytest.raises(AuthConfigError, match=problem):
         from_settings(resolve(environ))
+
+
+def test_a_jwt_whose_key_is_held_is_verified_on_the_loop_and_one_that_may_fetch_in_a_thread():
+    import threading
+
+    class Verifier:
+        def __init__(self, blocking):
+            self.blocking, self.threads = blocking, []
+
+        def may_block(self, token):
+            return self.blocking
+
+        def verify(self, token):
+            self.threads.append(threading.get_ident())
+            return access.Principal(label="jwt:t")
+
+    jwt_like = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ0In0.c2ln"
+    for blocking, on_loop in ((False, True), (True, False)):
+        verifier = Verifier(blocking)
+        assert call(Authenticator(jwt=verifier, oauth=OAUTH), {"authorization": f"Bearer {jwt_like}"})[0] == 200
+        assert (verifier.threads == [threading.get_ident()]) is on_loop

@@ -419,3 +419,13 @@ def test_https_and_loopback_urls_are_accepted_without_fetching(url):
 def test_symmetric_or_no_algorithms_are_refused_at_construction(algorithms):
     with pytest.raises(ValueError, match="algorithms"):
         JwtVerifier("https://auth.example.com", RESOURCE, algorithms=algorithms)
+
+
+def test_verifying_may_block_only_until_the_tokens_key_is_held(issuer):
+    verify = verifier(issuer)
+    token = issuer.token()
+    assert verify.may_block(token)  # nothing fetched yet
+    verify.verify(token)
+    assert not verify.may_block(token)
+    assert verify.may_block(issuer.token(kid="k9", private=rsa_key(9)))  # an unknown kid would refetch
+    assert not verify.may_block("not.a.jwt")  # refused without any key

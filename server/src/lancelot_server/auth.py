@@ -136,7 +136,10 @@ class Authenticator:
             except Rejected as exc:
                 rejected = exc
         if self.jwt is not None and _JWT.fullmatch(token):
-            # May fetch the issuer's keys: off the event loop.
+            may_block = getattr(self.jwt, "may_block", None)
+            if may_block is not None and not may_block(token):
+                return self.jwt.verify(token)  # keys at hand: CPU work, on the loop
+            # A fetch of the issuer's keys may wait: off the event loop.
             return await anyio.to_thread.run_sync(self.jwt.verify, token)
         raise rejected or Rejected("the token is not a JWT")
 
