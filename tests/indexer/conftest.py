@@ -4,6 +4,9 @@ files and a 20 MB file do not belong in git)."""
 from __future__ import annotations
 
 import codecs
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +100,19 @@ def small_docs(tmp_path: Path) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     return root
+
+
+def kill_at_first_write(command: list, table_dir: Path) -> int:
+    """Run `command` (an indexer run) and SIGKILL it the moment a new file appears in the table's data
+    folder, before its commit; return its exit status."""
+    data_dir = table_dir / "data"
+    files_before = set(data_dir.iterdir())
+    process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while set(data_dir.iterdir()) == files_before and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+    return process.returncode

@@ -146,6 +146,14 @@ class Earlier:
     def __init__(self, server, embedded, embeds):
         self.server, self.embedded, self.embeds = server, embedded, embeds
 
+    def settings(self):
+        return {layout.META_EMBEDDING_MODEL: "test-8"} | (
+            {layout.META_EMBEDDED: self.embedded} if self.embedded else {}
+        )
+
+    def kept(self, rows, width):
+        pass
+
     def extend(self, rows, current):
         vectors = [self.server.vector(self.embeds(row), "test-8") for row in rows.to_pylist()]
         column = pa.array(vectors, type=pa.list_(pa.float32(), 8))

@@ -51,6 +51,13 @@ def summary(report: Report) -> str:
         f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'chunk')} in table {report.table!r} "
         f"of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
     ]
+    if report.full is not None:
+        lines.append(f"Read every document again: {report.full}.")
+    elif report.kept or report.removed:
+        lines.append(
+            f"Since the last build: {count(report.read, 'document')} read (new or changed), {report.kept} unchanged, "
+            f"{report.removed} removed."
+        )
     if report.windows_1252:
         lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(map(printable, report.windows_1252))}")
     if report.excluded:

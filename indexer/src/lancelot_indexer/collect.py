@@ -1,11 +1,14 @@
-"""Walk DOCS and turn every usable document into rows: decode, extract, chunk, hash.
+"""Turn documents into rows: decode, extract, chunk, hash; handed on in batches as they are read.
 
-    collect(docs, chunk_size) -> Collected
+    with Reader(chunk_size, files=len(found)) as reader:
+        reader.start()                            # forks the workers: before any thread, before Lance
+        for columns in reader.batches(found): ... # at most BATCH_ROWS rows each; reader.tally counts
+    collect(docs, chunk_size) -> Collected        # a whole folder at once (small folders, tests)
 
 Documents are independent: they are read by worker processes (`workers.py`; one per core when there
 are many and more than one core), each file within a time limit; results come back in walk order, so
-the table does not depend on timing, and `meanwhile` runs in a thread of this process, e.g. to import
-the writer while the workers read.
+the table does not depend on timing. Batches keep memory flat however large the folder: a batch is
+written while the next is read.
 """
 
 from __future__ import annotations
@@ -13,12 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from lancelot_indexer.chunk import Document, chunk, paragraphs
@@ -35,25 +37,41 @@ ProgressCallback = Callable[[str, int, int], None]
 POOL_MIN_FILES = 64
 # Seconds a file may take to read: beyond it, its worker is stopped and the file skipped.
 DEFAULT_FILE_TIMEOUT = 60.0
+# Rows handed on at a time: about 10 MB of text, few enough that memory stays flat, many enough that
+# Lance writes large pages and an embedding batch fills its requests.
+BATCH_ROWS = 8192
 # Imported once by a forkserver, not by each worker it starts.
 _READERS = ["lancelot_indexer.collect", "lancelot_indexer.html", "lancelot_indexer.markdown"]
 
-# A document's rows in layout.INDEXER_COLUMNS order but `path` (the same for all), with its encoding;
-# or why it was skipped.
+# A document's rows in layout.INDEXER_COLUMNS order but `path` and `file_hash` (the same for all), with its
+# encoding and the hash of its file; or why it was skipped.
 Row = tuple[str, str, str, str, str, int, int, int | None, int | None, str | None]
 Rows = list[Row]
-_ROW_COLUMNS = tuple(name for name in layout.INDEXER_COLUMNS if name != layout.PATH)
-Outcome = tuple[str, Rows] | str
+_PER_DOCUMENT = (layout.PATH, layout.FILE_HASH)
+_ROW_COLUMNS = tuple(name for name in layout.INDEXER_COLUMNS if name not in _PER_DOCUMENT)
+Outcome = tuple[str, str, Rows] | str
+Columns = dict[str, list[Any]]  # layout.INDEXER_COLUMNS, one entry per chunk
 
 
 @dataclass(frozen=True)
 class Collected:
-    columns: dict[str, list[Any]]  # layout.INDEXER_COLUMNS, one entry per chunk
+    columns: Columns
     documents: int
     skipped: list[Skipped]
     windows_1252: list[str]
     excluded: list[Excluded]
     duplicates: list[Duplicate]
+
+
+@dataclass
+class Tally:
+    """What the batches so far came from: documents with rows, rows, files skipped and why, Windows-1252 files."""
+
+    documents: int = 0
+    rows: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    windows_1252: list[str] = field(default_factory=list)
+    hashes: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the file its rows came from
 
 
 class _Unusable(Exception):
@@ -76,23 +94,22 @@ def parse(found: Found, text: str) -> Document:
     return Document(name, paragraphs(text))
 
 
-def _read(found: Found) -> tuple[str, str]:
+def read_bytes(path: Path) -> bytes:
     try:
-        data = found.path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise _Unusable(f"unreadable: {exc.strerror or exc}") from exc
-    try:
-        decoded = decode(data)
-    except BinaryError as exc:
-        raise _Unusable(str(exc)) from exc
-    return decoded.text, decoded.encoding
 
 
 def read_document(found: Found, chunk_size: int) -> Outcome:
-    """One file's rows and encoding, or the reason it cannot be used (runs in a worker process too)."""
+    """One file's encoding, content hash and rows, or the reason it cannot be used (runs in a worker too)."""
     try:
-        text, encoding = _read(found)
-        document = parse(found, text)
+        data = read_bytes(found.path)
+        try:
+            decoded = decode(data)
+        except BinaryError as exc:
+            raise _Unusable(str(exc)) from exc
+        document = parse(found, decoded.text)
     except _Unusable as exc:
         return str(exc)
     except (RecursionError, MemoryError) as exc:
@@ -117,7 +134,8 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
         )
         for number, piece in enumerate(pieces)
     ]
-    return encoding, rows
+    # The hash of the bytes that were parsed: a file that changes after this is seen as changed next time.
+    return decoded.encoding, hashlib.sha256(data).hexdigest(), rows
 
 
 def _workers(files: int, requested: int | None) -> int:
@@ -134,36 +152,109 @@ def _outcome(result: Outcome | Lost) -> Outcome:
     return result.reason if isinstance(result, Lost) else result
 
 
-@contextmanager
-def _outcomes(
-    found: list[Found],
-    read: Callable[[Found], Outcome],
-    workers: int,
-    limit: float | None,
-    meanwhile: Callable[[], object] | None,
-) -> Iterator[Iterator[Outcome]]:
-    if not found or (workers <= 1 and limit is None):
-        if meanwhile is not None:
-            meanwhile()
-        yield (read(item) for item in found)
-        return
-    # The workers start before any thread of ours: forked, a child must not inherit a lock a thread holds.
-    with Workers(read, workers, limit, preload=_READERS) as pool:
-        helper = threading.Thread(target=meanwhile, daemon=True) if meanwhile is not None else None
-        if helper is not None:
-            helper.start()
-        try:
-            yield (_outcome(result) for result in pool.map(found))
-        finally:
-            # Also when stopped (Ctrl-C): an interpreter that exits while this thread is halfway through
-            # importing pyarrow and Lance aborts ("Fatal Python error: PyGILState_Release").
-            if helper is not None:
-                helper.join()
+def empty_columns() -> Columns:
+    return {name: [] for name in layout.INDEXER_COLUMNS}
+
+
+class Reader:
+    """Reads documents into batches of columns, in worker processes when there are enough files or a time limit.
+
+    `files`: how many files there are in all (it decides the number of workers).
+    `file_timeout`: seconds a file may take to read before its worker is stopped and the file skipped
+    (None: no limit, and with one worker the documents are read in this process).
+    """
+
+    def __init__(
+        self,
+        chunk_size: int,
+        files: int,
+        *,
+        workers: int | None = None,
+        file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
+        batch_rows: int | None = None,
+    ) -> None:
+        self.tally = Tally()
+        self._read = partial(read_document, chunk_size=chunk_size)
+        self._count = _workers(files, workers)
+        self._limit = file_timeout
+        self._batch_rows = batch_rows or BATCH_ROWS
+        self._pool: Workers[Found, Outcome] | None = None
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def start(self) -> None:
+        """Start the worker processes now, if any are to read. Forked, a child must not inherit a lock a
+        thread holds: call this before starting threads or importing Lance."""
+        if self._pool is None and (self._count > 1 or self._limit is not None):
+            self._pool = Workers(self._read, self._count, self._limit, preload=_READERS)
+
+    def _outcomes(self, found: Sequence[Found]) -> Iterator[Outcome]:
+        if not found:
+            return iter(())
+        self.start()
+        if self._pool is None:
+            return (self._read(item) for item in found)
+        return (_outcome(result) for result in self._pool.map(found))
+
+    def batches(self, found: Sequence[Found], on_progress: ProgressCallback | None = None) -> Iterator[Columns]:
+        """The rows of `found`, in walk order, `batch_rows` at a time (the last batch may be smaller)."""
+        tally = self.tally
+        columns = empty_columns()
+        by_row = [columns[name] for name in _ROW_COLUMNS]
+        for done, (item, outcome) in enumerate(zip(found, self._outcomes(found), strict=True), start=1):
+            if isinstance(outcome, str):
+                tally.skipped.append(Skipped(item.relative, outcome))
+            else:
+                encoding, digest, rows = outcome
+                tally.documents += 1
+                tally.rows += len(rows)
+                tally.hashes[item.relative] = digest
+                if encoding == CP1252:
+                    tally.windows_1252.append(item.relative)
+                columns[layout.PATH].extend([item.relative] * len(rows))
+                columns[layout.FILE_HASH].extend([digest] * len(rows))
+                for column, values in zip(by_row, zip(*rows, strict=True), strict=True):
+                    column.extend(values)
+            if on_progress is not None:
+                on_progress("read", done, len(found))
+            if len(columns[layout.ID]) >= self._batch_rows:
+                yield columns
+                columns = empty_columns()
+                by_row = [columns[name] for name in _ROW_COLUMNS]
+        if columns[layout.ID]:
+            yield columns
 
 
 def require_folder(docs: Path) -> None:
     if not docs.is_dir():
         raise DocsError(f"The documents folder {docs} does not exist or is not a folder.")
+
+
+@dataclass(frozen=True)
+class Walked:
+    """The walk's findings, by kind."""
+
+    found: list[Found]
+    skipped: list[Skipped]
+    excluded: list[Excluded]
+    duplicates: list[Duplicate]
+
+
+def walked(docs: Path, exclude: Sequence[str] = ()) -> Walked:
+    require_folder(docs)
+    items = list(walk(docs, exclude))
+    return Walked(
+        [item for item in items if isinstance(item, Found)],
+        [item for item in items if isinstance(item, Skipped)],
+        [item for item in items if isinstance(item, Excluded)],
+        [item for item in items if isinstance(item, Duplicate)],
+    )
 
 
 def collect(
@@ -172,42 +263,20 @@ def collect(
     on_progress: ProgressCallback | None = None,
     *,
     workers: int | None = None,
-    meanwhile: Callable[[], object] | None = None,
     exclude: Sequence[str] = (),
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
 ) -> Collected:
-    """Walk `docs` and turn every usable document into rows; unusable files are listed, never fatal.
+    """Walk `docs` and turn every usable document into rows, all at once; unusable files are listed, never fatal.
 
-    `workers`: processes that read documents (None: one per core when there are many files).
-    `file_timeout`: seconds a file may take to read before its worker is stopped and the file skipped
-    (None: no limit, and with one worker the documents are read in this process).
-    `meanwhile` is called once, in a thread while the workers read, or first when there are none.
-    `exclude`: patterns of paths (relative to `docs`) or names to leave out, see `walk.excluded_by`.
+    `workers`, `file_timeout`: as for `Reader`. `exclude`: patterns of paths (relative to `docs`) or names to
+    leave out, see `walk.excluded_by`.
     """
-    require_folder(docs)
-    items = list(walk(docs, exclude))
-    found = [item for item in items if isinstance(item, Found)]
-    skipped = [item for item in items if isinstance(item, Skipped)]
-    excluded = [item for item in items if isinstance(item, Excluded)]
-    duplicates = [item for item in items if isinstance(item, Duplicate)]
-    columns: dict[str, list[Any]] = {name: [] for name in layout.INDEXER_COLUMNS}
-    paths = columns[layout.PATH]
-    by_row = [columns[name] for name in _ROW_COLUMNS]
-    windows_1252: list[str] = []
-    documents = 0
-    read = partial(read_document, chunk_size=chunk_size)
-    with _outcomes(found, read, _workers(len(found), workers), file_timeout, meanwhile) as outcomes:
-        for done, (item, outcome) in enumerate(zip(found, outcomes, strict=True), start=1):
-            if isinstance(outcome, str):
-                skipped.append(Skipped(item.relative, outcome))
-            else:
-                encoding, rows = outcome
-                documents += 1
-                if encoding == CP1252:
-                    windows_1252.append(item.relative)
-                paths.extend([item.relative] * len(rows))
-                for column, values in zip(by_row, zip(*rows, strict=True), strict=True):
-                    column.extend(values)
-            if on_progress is not None:
-                on_progress("read", done, len(found))
-    return Collected(columns, documents, skipped, windows_1252, excluded, duplicates)
+    found = walked(docs, exclude)
+    columns = empty_columns()
+    with Reader(chunk_size, len(found.found), workers=workers, file_timeout=file_timeout) as reader:
+        for batch in reader.batches(found.found, on_progress):
+            for name, values in batch.items():
+                columns[name].extend(values)
+    tally = reader.tally
+    skipped = [*found.skipped, *tally.skipped]
+    return Collected(columns, tally.documents, skipped, tally.windows_1252, found.excluded, found.duplicates)

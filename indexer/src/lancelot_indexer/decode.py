@@ -37,3 +37,10 @@ def decode(data: bytes) -> Decoded:
     except UnicodeDecodeError:
         # Five byte values are undefined in Windows-1252; they become U+FFFD rather than failing the file.
         return Decoded(data.decode("cp1252", errors="replace"), CP1252)
+
+
+def encoding_of(data: bytes) -> str:
+    """The encoding `decode` reads `data` with; ASCII (most documents) is known without decoding it."""
+    if data.isascii() and b"\x00" not in data:
+        return UTF8
+    return decode(data).encoding

@@ -3,7 +3,8 @@
     with locked(db): ...   # LockedError at once when another indexer holds DB
 
 It creates DB when missing (and removes it again, empty, when the run fails before writing anything).
-Tables themselves are written by `write.py` alone. Importing this module is cheap (no Lance), so the
+Tables themselves are written by `write.py` alone; what a killed write left behind is removed under the
+lock (`remove_temp_files`), also by a run that has nothing to write. Importing this module is cheap (no Lance), so the
 lock is taken before the documents are read and a second indexer stops at once.
 """
 
@@ -64,3 +65,16 @@ def _lock(handle: Any) -> None:
         import fcntl
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def remove_temp_files(table_dir: Path) -> int:
+    """Remove the `.tmp*` files a killed write leaves behind (Lance's cleanup never sees them)."""
+    removed = 0
+    if not table_dir.is_dir():
+        return 0
+    for leftover in table_dir.rglob(".tmp*"):
+        with contextlib.suppress(OSError):
+            if leftover.is_file():
+                leftover.unlink()
+                removed += 1
+    return removed

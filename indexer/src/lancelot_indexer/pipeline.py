@@ -1,26 +1,38 @@
-"""The indexing pipeline: `collect` reads DOCS into rows, `build` writes them.
+"""The indexing pipeline: walk DOCS, read what changed into rows, write them.
 
     build(docs, db, Options()) -> Report
+
+A rebuild hashes every file and reads (parses, chunks, embeds) only those whose hash differs from the
+one their rows were made from (`sources.py`, `changes.py`); the rows of the changed documents replace
+theirs in one merge. Any change to what a row holds (chunk size, language, link template, exclusions,
+embedding model, layout or indexer version) reads every file again. Rows go to the writer in batches as
+they are read (`stream.py`), so memory does not grow with the folder.
 
 `build` holds the database lock from the first read of the current table to the last write, so an
 `Extension` (embeddings) can look at the current table, add columns and metadata, and be sure that what
 it looked at is what gets replaced. Importing this module is cheap: the writer (pyarrow, Lance) is
-imported while the documents are read, so `--help` and usage errors never wait for it.
+imported while the documents are read, and not at all when nothing changed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import json
+import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from lancelot_indexer import __version__, lock, log
-from lancelot_indexer.collect import DEFAULT_FILE_TIMEOUT, ProgressCallback, collect, require_folder
+from lancelot_indexer import __version__, lock, log, sources
+from lancelot_indexer.changes import changes
+from lancelot_indexer.collect import DEFAULT_FILE_TIMEOUT, Columns, ProgressCallback, Reader, require_folder, walked
 from lancelot_indexer.errors import EmptyDocsError
-from lancelot_indexer.walk import Duplicate, Excluded, Skipped
+from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_schema import languages, layout
 
 if TYPE_CHECKING:
@@ -67,17 +79,47 @@ class Report:
     excluded: list[Excluded] = field(default_factory=list)
     unmatched_exclude: list[str] = field(default_factory=list)  # --exclude patterns that matched nothing
     duplicates: list[Duplicate] = field(default_factory=list)  # found before under another path, left out
+    read: int = 0  # documents read (parsed and chunked) in this run: all of them in a full build
+    kept: int = 0  # documents whose rows stayed as they were: their files hash as before
+    removed: int = 0  # documents of the previous table that are gone (removed, renamed, unusable now)
+    full: str | None = None  # why every document was read, when there was a table: a setting that changed
+    kept_rows: int = 0  # rows of the kept documents (their vectors too were reused)
 
 
 class Extension(Protocol):
-    """Adds columns (and metadata) to the rows before they are written; `current` is the table now."""
+    """Adds columns (and metadata) to the rows before they are written, a batch at a time; `current` is the
+    table now. `settings` is the part of its stamp known beforehand: a table stamped otherwise is rebuilt whole.
+    `kept` is told, last, how many rows stayed as they were (their columns too; `width`: of the table's vectors)."""
+
+    def settings(self) -> dict[str, str]: ...
 
     def extend(self, rows: pa.Table, current: lance.LanceDataset | None) -> tuple[pa.Table, dict[str, str]]: ...
 
+    def kept(self, rows: int, width: int) -> None: ...
+
 
 def _load_writer() -> None:
-    # pyarrow and Lance take a few tenths of a second to import; done while the workers read.
+    # pyarrow and Lance take a few tenths of a second to import: done while the workers read.
     import lancelot_indexer.write  # noqa: F401
+
+
+@contextlib.contextmanager
+def _writer_import() -> Iterator[Callable[[], None]]:
+    """A function that starts importing the writer in a thread (once); the thread is waited for on the way
+    out: an interpreter that exits while a thread is halfway through importing pyarrow and Lance aborts
+    ("Fatal Python error: PyGILState_Release")."""
+    started: list[threading.Thread] = []
+
+    def start() -> None:
+        if not started and "lancelot_indexer.write" not in sys.modules:
+            started.append(threading.Thread(target=_load_writer, daemon=True))
+            started[0].start()
+
+    try:
+        yield start
+    finally:
+        for thread in started:
+            thread.join()
 
 
 def count(number: int, noun: str) -> str:
@@ -85,17 +127,39 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def metadata(chunk_size: int, link: str | None = None, language: str = languages.DEFAULT) -> dict[str, str]:
+def metadata(
+    chunk_size: int, link: str | None = None, language: str = languages.DEFAULT, exclude: tuple[str, ...] = ()
+) -> dict[str, str]:
     stamp = {
         layout.META_LAYOUT_VERSION: layout.LAYOUT_VERSION,
         layout.META_INDEXER_VERSION: __version__,
         layout.META_CHUNK_SIZE: str(chunk_size),
         layout.META_INDEXED_AT: datetime.now(UTC).isoformat(timespec="seconds"),
         layout.META_LANGUAGE: language,
+        layout.META_EXCLUDE: json.dumps(list(exclude)),
     }
     if link is not None:
         stamp[layout.META_LINK_TEMPLATE] = link
     return stamp
+
+
+def _stamp(options: Options) -> dict[str, str]:
+    return metadata(options.chunk_size, options.link, options.language, options.exclude)
+
+
+def _tables(
+    first: Columns | None, rest: Iterator[Columns], extension: Extension | None, current: object, stamp: dict[str, str]
+) -> Iterator[pa.Table]:
+    """Each batch as an Arrow table with the extension's columns, stamped (`stamp` is completed meanwhile)."""
+    from lancelot_indexer import write
+
+    head = first if first is not None else {name: [] for name in layout.INDEXER_COLUMNS}
+    for columns in itertools.chain([head], rest):
+        rows = write.rows_table(columns)
+        if extension is not None:
+            rows, extra = extension.extend(rows, current)  # type: ignore[arg-type]
+            stamp.update(extra)
+        yield rows.replace_schema_metadata(stamp)
 
 
 def build(
@@ -114,65 +178,155 @@ def build(
     options = options or Options()
     started = time.perf_counter()
     require_folder(docs)
+    stamp = _stamp(options)
+    wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
     # Locked before reading: a second indexer stops at once, not after reading the whole folder.
     with lock.locked(db):
-        collected = collect(
-            docs,
-            options.chunk_size,
-            on_progress,
-            workers=options.workers,
-            meanwhile=_load_writer,
-            exclude=options.exclude,
-            file_timeout=options.file_timeout,
-        )
-        for refused in collected.skipped:
-            log.warning("skipped", path=refused.relative, reason=refused.reason)
-        for duplicate in collected.duplicates:
-            log.info("left out, found before under another path", path=duplicate.relative, first=duplicate.first)
-        used = {item.pattern for item in collected.excluded}
-        unmatched = [pattern for pattern in options.exclude if pattern not in used]
-        for pattern in unmatched:
-            log.warning("--exclude matched nothing", pattern=pattern)
-        if collected.documents == 0 and not options.allow_empty:
-            left_out = f"; {count(len(collected.excluded), 'path')} left out by --exclude" if collected.excluded else ""
-            raise EmptyDocsError(
-                f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm{left_out}); the table was left as "
-                "it was. Pass --allow-empty to empty the table."
-            )
-        from lancelot_indexer import write
-
-        stamp = metadata(options.chunk_size, options.link, options.language)
-        rows = write.rows_table(collected.columns)
-        if extension is not None:
-            rows, extra = extension.extend(rows, write.open_table(db, options.table))
-            stamp.update(extra)
-        if on_write is not None:
-            on_write()
-        result = write.replace_table(
-            db,
-            options.table,
-            rows,
-            stamp,
-            fts=options.fts,
-            language=options.language,
-            keep_versions=options.keep_versions,
-        )
+        found = walked(docs, options.exclude)
+        with (
+            Reader(
+                options.chunk_size, len(found.found), workers=options.workers, file_timeout=options.file_timeout
+            ) as reader,
+            _writer_import() as import_writer,
+        ):
+            table_dir = db / f"{options.table}.lance"
+            cached = sources.cached(table_dir)
+            if cached is None and table_dir.is_dir():
+                reader.start()  # forked before Lance is imported to read the table
+            previous = cached or _from_table(db, options)
+            full = "no table" if previous is None else sources.full_rebuild_reason(previous.settings, wanted)
+            changed = changes(found.found, previous.files if previous is not None and full is None else {})
+            replaced = None if full is not None else changed.replaced
+            if full is not None or replaced:
+                reader.start()
+                import_writer()  # a write is coming: Lance is imported while the workers read
+            batches = reader.batches(changed.to_read, on_progress)
+            first = next(batches, None)
+            tally = reader.tally
+            if first is None and not changed.kept and not options.allow_empty:
+                _log_leftovers([*found.skipped, *tally.skipped], found.duplicates, [])
+                raise _empty(docs, found.excluded)
+            unchanged = first is None and full is None and not replaced
+            if unchanged and cached is not None and cached.fts == options.fts:
+                # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed).
+                lock.remove_temp_files(table_dir)
+                result = _Result("merge", cached.version, cached.rows, options.fts, cached.width)
+            else:
+                import_writer()
+                result = _write(db, options, first, batches, extension, stamp, replaced, on_write)
+                kept = {path: previous.files[path] for path in changed.kept} if previous is not None else {}
+                files = {**kept, **tally.hashes}
+                done = sources.Sources(wanted, files, options.fts, result.rows, result.version, result.width)
+                sources.save(table_dir, done)
+    skipped = [*found.skipped, *tally.skipped]
+    used = {item.pattern for item in found.excluded}
+    unmatched = [pattern for pattern in options.exclude if pattern not in used]
+    _log_leftovers(skipped, found.duplicates, unmatched)
     report = Report(
         docs=str(docs),
         db=str(db),
         table=options.table,
-        documents=collected.documents,
+        documents=len(changed.kept) + tally.documents,
         chunks=result.rows,
-        skipped=collected.skipped,
-        windows_1252=collected.windows_1252,
+        skipped=skipped,
+        windows_1252=_in_walk_order([*changed.windows_1252, *tally.windows_1252], found.found),
         seconds=time.perf_counter() - started,
         strategy=result.strategy,
         version=result.version,
         fts=result.fts,
-        excluded=collected.excluded,
+        excluded=found.excluded,
         unmatched_exclude=unmatched,
-        duplicates=collected.duplicates,
+        duplicates=found.duplicates,
         language=options.language,
+        read=tally.documents,
+        kept=len(changed.kept),
+        removed=len(changed.replaced - tally.hashes.keys()) if replaced is not None else 0,
+        full=full if previous is not None else None,
+        kept_rows=result.rows - tally.rows,
     )
-    log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy)
+    if extension is not None:
+        extension.kept(report.kept_rows, result.width)
+    log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy, read=report.read)
     return report
+
+
+@dataclass(frozen=True)
+class _Result:
+    strategy: str
+    version: int
+    rows: int
+    fts: bool
+    width: int  # of the vectors, 0 when there are none
+
+
+def _write(
+    db: Path,
+    options: Options,
+    first: Columns | None,
+    rest: Iterator[Columns],
+    extension: Extension | None,
+    stamp: dict[str, str],
+    replaced: frozenset[str] | None,
+    on_write: Callable[[], None] | None,
+) -> _Result:
+    """Write the batches: the whole table (`replaced` None) or the rows of the `replaced` paths (a merge)."""
+    from lancelot_indexer import stream, write
+
+    current = write.open_table(db, options.table)
+    tables = _tables(first, rest, extension, current, stamp)
+    head = next(tables)
+    plan = write.prepare(db, options.table, head.schema, before_change=on_write)
+    if first is None and not replaced and plan.strategy == "merge" and replaced is not None:
+        written = None  # only indexes to check: a run after one that was stopped before its indexes
+    else:
+        with stream.Feed(head.schema, lambda data: write.apply(plan, data, replaced)) as feed:
+            feed.put(head)
+            for table in tables:
+                feed.put(table)
+            if on_write is not None:
+                on_write()  # the input is complete: Lance commits next
+            written = feed.close()
+    result = write.finish(
+        plan,
+        written,
+        stamp if written is not None else None,
+        fts=options.fts,
+        language=options.language,
+        keep_versions=options.keep_versions,
+    )
+    width = stamp.get(layout.META_VECTOR_WIDTH, "")
+    if written is None:
+        width = layout.decode_metadata(plan.dataset.schema.metadata).get("vector_width", "") if plan.dataset else ""
+    return _Result(result.strategy, result.version, result.rows, result.fts, int(width) if width.isdigit() else 0)
+
+
+def _from_table(db: Path, options: Options) -> sources.Sources | None:
+    """What the current table says it was built from (this imports Lance), or None when there is none."""
+    if not (db / f"{options.table}.lance").is_dir():
+        return None
+    from lancelot_indexer import write
+
+    current = write.open_table(db, options.table)
+    return sources.from_table(current, options.fts) if current is not None else None
+
+
+def _empty(docs: Path, excluded: list[Excluded]) -> EmptyDocsError:
+    left_out = f"; {count(len(excluded), 'path')} left out by --exclude" if excluded else ""
+    return EmptyDocsError(
+        f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm{left_out}); the table was left as it was. "
+        "Pass --allow-empty to empty the table."
+    )
+
+
+def _in_walk_order(paths: list[str], found: list[Found]) -> list[str]:
+    wanted = set(paths)
+    return [item.relative for item in found if item.relative in wanted]
+
+
+def _log_leftovers(skipped: list[Skipped], duplicates: list[Duplicate], unmatched: list[str]) -> None:
+    for refused in skipped:
+        log.warning("skipped", path=refused.relative, reason=refused.reason)
+    for duplicate in duplicates:
+        log.info("left out, found before under another path", path=duplicate.relative, first=duplicate.first)
+    for pattern in unmatched:
+        log.warning("--exclude matched nothing", pattern=pattern)

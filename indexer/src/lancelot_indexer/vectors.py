@@ -5,10 +5,11 @@ vector search ranked better on every labelled set of bench-quality but hybrid se
 docs/decisions.md, "Embedding context"). A row's `text_hash`, the hash of exactly what was embedded,
 finds its vector in the current table when that table was embedded with the same model (and width) and
 from the same kind of input (`lancelot.embedded`; a table without that stamp embedded its text, as now);
-every other distinct text is embedded once, however many rows hold it. The vector column is then
-assembled with one Arrow `take` over old and new vectors, and the model, width, endpoint host and input
-are stamped in the metadata. An embedding failure raises before anything is written, so the current
-table stays as it was. An unchanged folder therefore costs zero embedding requests.
+every other distinct text of a batch is embedded once, however many rows hold it. The pipeline hands
+rows over a batch at a time; each batch's vector column is assembled with one Arrow `take` over old and
+new vectors, and the model, width, endpoint host and input are stamped in the metadata. An embedding
+failure stops the run before the table's commit, so the current table stays as it was. An unchanged
+folder therefore costs zero embedding requests.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class EmbedReport:
 
 @dataclass(frozen=True)
 class Reusable:
-    """The current table's vectors by text hash (`index[hash]` is a position in `vectors`)."""
+    """Vectors of the current table for some text hashes (`index[hash]` is a position in `vectors`)."""
 
     index: dict[str, int]
     vectors: Any  # pa.FixedSizeListArray of float32
@@ -61,28 +62,49 @@ class Reusable:
 NOTHING = Reusable({}, None, 0)
 
 
-def reusable(current: Any, model: str) -> Reusable:
-    """What can be copied from `current` (the table's Lance dataset, or None): only vectors of the same
-    model, made from the same input as now (a table stamped with none, layouts 1 and 2, embedded its text)."""
-    if current is None:
-        return NOTHING
-    import pyarrow as pa
+class Stored:
+    """The current table's vectors by text hash, looked up a batch at a time: its hash column is read once,
+    and only the vectors of a batch's hashes are taken (the whole vector column of a large table would not
+    fit in memory)."""
 
-    schema = current.schema
-    stamped = layout.decode_metadata(schema.metadata)
-    if stamped.get("embedding_model") != model or not {layout.TEXT_HASH, layout.VECTOR} <= set(schema.names):
-        return NOTHING
-    if stamped.get("embedded", layout.EMBEDDED_TEXT) != EMBEDDED:
-        return NOTHING
-    kind = schema.field(layout.VECTOR).type
-    if not pa.types.is_fixed_size_list(kind):
-        return NOTHING
-    data = current.to_table(columns=[layout.TEXT_HASH, layout.VECTOR])
-    vectors = data.column(layout.VECTOR).combine_chunks().cast(pa.list_(pa.float32(), kind.list_size))
-    usable = vectors.is_valid().to_pylist()
-    hashes = data.column(layout.TEXT_HASH).to_pylist()
-    index = {digest: i for i, digest in enumerate(hashes) if digest is not None and usable[i]}
-    return Reusable(index, vectors, kind.list_size)
+    def __init__(self, current: Any, model: str) -> None:
+        """`current`: the table's Lance dataset, or None. Only vectors of the same model, made from the same
+        input as now (a table stamped with none, layouts 1 and 2, embedded its text) are used."""
+        self._current: Any = None
+        self._hashes: Any = None
+        self.width = 0
+        if current is None:
+            return
+        import pyarrow as pa
+
+        schema = current.schema
+        stamped = layout.decode_metadata(schema.metadata)
+        if stamped.get("embedding_model") != model or not {layout.TEXT_HASH, layout.VECTOR} <= set(schema.names):
+            return
+        if stamped.get("embedded", layout.EMBEDDED_TEXT) != EMBEDDED:
+            return
+        kind = schema.field(layout.VECTOR).type
+        if not pa.types.is_fixed_size_list(kind):
+            return
+        self._current, self.width = current, kind.list_size
+
+    def lookup(self, hashes: list[str]) -> Reusable:
+        """The stored vectors of `hashes` (those the table has, with a vector)."""
+        if self._current is None:
+            return NOTHING
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self._hashes is None:
+            self._hashes = self._current.to_table(columns=[layout.TEXT_HASH]).column(layout.TEXT_HASH).combine_chunks()
+        wanted = pa.array(sorted(set(hashes)), pa.string())
+        positions = pc.indices_nonzero(pc.is_in(self._hashes, value_set=wanted))
+        found = self._current.take(positions, columns=[layout.VECTOR]).column(layout.VECTOR).combine_chunks()
+        vectors = found.cast(pa.list_(pa.float32(), self.width))
+        usable = vectors.is_valid().to_pylist()
+        digests = self._hashes.take(positions).to_pylist()
+        index = {digest: i for i, digest in enumerate(digests) if digest is not None and usable[i]}
+        return Reusable(index, vectors, self.width)
 
 
 class VectorExtension:
@@ -103,13 +125,33 @@ class VectorExtension:
         self.concurrency, self.on_progress = concurrency, on_progress
         self.limits, self.retry = limits, retry
         self.report: EmbedReport | None = None
+        self._stored: tuple[Any, Stored] | None = None  # for the table it was made for
+
+    def settings(self) -> dict[str, str]:
+        """What it stamps, known before any text is embedded: a table stamped otherwise is embedded anew."""
+        return {
+            layout.META_EMBEDDING_MODEL: self.model,
+            layout.META_EMBEDDED: EMBEDDED,
+            layout.META_EMBEDDING_HOST: endpoint_host(self.base_url),
+        }
+
+    def kept(self, rows: int, width: int) -> None:
+        """The rows an incremental rebuild kept: their vectors count as reused."""
+        host = endpoint_host(self.base_url)
+        before = self.report or EmbedReport(self.model, host, width, 0, 0, 0)
+        self.report = EmbedReport(
+            self.model, host, before.width or width, before.embedded, before.reused + rows, before.requests
+        )
 
     def extend(self, rows: pa.Table, current: Any) -> tuple[pa.Table, dict[str, str]]:
+        """Called once per batch of rows: reuses, embeds and counts (`report`) batch after batch."""
         # pyarrow here, not at import: the CLI builds the extension before the documents are read.
         import pyarrow as pa
 
-        old = reusable(current, self.model)
+        if self._stored is None or self._stored[0] is not current:
+            self._stored = (current, Stored(current, self.model))
         hashes = rows.column(layout.TEXT_HASH).to_pylist()
+        old = self._stored[1].lookup(hashes)
         texts = rows.column(layout.TEXT).to_pylist()
         fresh: dict[str, int] = {}  # hash -> position among the texts to embed
         to_embed: list[str] = []
@@ -136,14 +178,22 @@ class VectorExtension:
             concurrency=self.concurrency,
             limits=self.limits,
             retry=self.retry,
-            expected_width=old.width or None,
+            expected_width=self._stored[1].width or None,
             progress=self._progress(len(to_embed)),
         )
         seconds = round(time.perf_counter() - started, 3)
         log.info("embedded", texts=len(embedded), requests=embedded.stats.requests, seconds=seconds)
-        width = embedded.width or old.width
+        width = embedded.width or old.width or self._stored[1].width
         host = endpoint_host(self.base_url)
-        self.report = EmbedReport(self.model, host, width, len(take) - reused, reused, embedded.stats.requests)
+        before = self.report or EmbedReport(self.model, host, width, 0, 0, 0)
+        self.report = EmbedReport(
+            self.model,
+            host,
+            width or before.width,
+            before.embedded + len(take) - reused,
+            before.reused + reused,
+            before.requests + embedded.stats.requests,
+        )
         if not width:  # no rows and nothing to reuse: no column to add
             return rows, {}
         parts = [part for part in (old.vectors, embedded.to_arrow() if len(embedded) else None) if part is not None]

@@ -3,14 +3,17 @@
 A LanceDB table `NAME` is the Lance dataset `DB/NAME.lance`; the server opens it with lancedb, and the
 FTS index built here is the one `table.search(q, query_type="fts")` uses. The indexer does not import
 lancedb: that import alone costs seconds (its REST client's models), more than indexing a manual.
-Every change to a table goes through `replace_table`; how a table is replaced without a reader ever
-seeing a broken one:
+Every change to a table goes through `prepare`, `apply` (the data commit, from a table or a stream of
+batches) and `finish` (stamp, indexes, old versions), or `replace_table` for a table in memory; how a
+table is replaced without a reader ever seeing a broken one:
 
 * No table yet: write it, then build the FTS index.
 * A table whose `id` and `text` are strings: evolve its columns to the new layout (add or drop columns;
   both keep the FTS index), then one `merge_insert` on `id` that updates changed rows, inserts new ones
   and deletes vanished ones in a single commit. Rows added by the merge are searched without the index
-  until `optimize_indices` folds them into it, so full-text search works at every moment.
+  until `optimize_indices` folds them into it, so full-text search works at every moment. An
+  incremental rebuild merges the rows of the changed documents only: the merge then deletes only rows
+  of the paths it replaces (`replaced`), and the indexes take the new rows as a delta (`indexes.py`).
 * Anything else (another tool's layout), and new vectors that are not the current table's (the table
   has none, or they came from another model or are of another width): overwrite it, then the FTS
   index. The merge compares text columns only, so it would keep a stale (or null) vector beside an
@@ -24,9 +27,8 @@ under a lock file so that no other indexer is writing at the same time.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,7 +37,9 @@ from typing import Any
 import lance
 import pyarrow as pa
 
+from lancelot_indexer import indexes
 from lancelot_indexer.errors import DatabaseError
+from lancelot_indexer.lock import remove_temp_files
 from lancelot_schema import languages, layout
 
 
@@ -47,6 +51,24 @@ class WriteResult:
     fts: bool
     versions_removed: int
     temp_files_removed: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a table is replaced: `strategy` is "create", "merge" or "overwrite"; `dataset` the table now."""
+
+    uri: str
+    strategy: str
+    dataset: lance.LanceDataset | None
+    temp_files_removed: int
+
+
+@dataclass(frozen=True)
+class Written:
+    """The dataset after the data commit, and how many rows that commit inserted, updated or deleted."""
+
+    dataset: lance.LanceDataset
+    changed_rows: int
 
 
 def open_table(db: Path, name: str) -> lance.LanceDataset | None:
@@ -68,6 +90,11 @@ def rows_table(columns: Mapping[str, list[Any]]) -> pa.Table:
     )
 
 
+def _database_error(name: str, uri: str, exc: OSError) -> DatabaseError:
+    # Lance reports a table folder it cannot use (a file in its place, a full disk) as an OSError.
+    return DatabaseError(f"Cannot write table {name!r} in {uri}: {exc}")
+
+
 def replace_table(
     db: Path,
     name: str,
@@ -80,43 +107,75 @@ def replace_table(
 ) -> WriteResult:
     """Make table `name` hold exactly `data`, stamped with `metadata`, its full-text indexes built for
     `language` (a key of `languages.FTS_PARAMS`). Call it under `lock.locked(db)`."""
+    data = data.replace_schema_metadata(dict(metadata))
+    plan = prepare(db, name, data.schema)
+    written = apply(plan, data, None)
+    return finish(plan, written, metadata, fts=fts, language=language, keep_versions=keep_versions)
+
+
+def prepare(db: Path, name: str, schema: pa.Schema, before_change: Callable[[], None] | None = None) -> Plan:
+    """Choose how table `name` becomes rows of `schema` (stamped with its metadata), and bring a table that is
+    merged into to that schema (added and dropped columns: commits that keep it readable and its indexes,
+    made after calling `before_change`)."""
+    uri = _uri(db, name)
     try:
-        return _replace(db, name, data, metadata, fts=fts, language=language, keep_versions=keep_versions)
+        temp_removed = remove_temp_files(db / f"{name}.lance")
+        dataset = open_table(db, name)
+        if dataset is None:
+            return Plan(uri, "create", None, temp_removed)
+        if _mergeable(dataset.schema) and not _new_vectors(dataset.schema, schema):
+            _evolve(dataset, schema, before_change)
+            return Plan(uri, "merge", dataset, temp_removed)
+        return Plan(uri, "overwrite", dataset, temp_removed)
     except OSError as exc:
-        # Lance reports a table folder it cannot use (a file in its place, a full disk) as an OSError.
-        raise DatabaseError(f"Cannot write table {name!r} in {_uri(db, name)}: {exc}") from exc
+        raise _database_error(name, uri, exc) from exc
 
 
-def _replace(
-    db: Path,
-    name: str,
-    data: pa.Table,
-    metadata: Mapping[str, str],
+def apply(plan: Plan, data: pa.Table | pa.RecordBatchReader, replaced: Collection[str] | None) -> Written:
+    """The data commit: `data` becomes the table (`replaced` None), or the rows of the paths in `replaced`
+    (a merge only: rows of other paths stay as they are)."""
+    try:
+        if plan.strategy == "merge" and plan.dataset is not None:
+            changed = _merge(plan.dataset, data, replaced)
+            return Written(plan.dataset, changed)
+        if replaced is not None:
+            raise ValueError(f"only a merge replaces some paths, not a {plan.strategy}")
+        mode = "create" if plan.strategy == "create" else "overwrite"
+        return Written(lance.write_dataset(data, plan.uri, mode=mode), -1)
+    except OSError as exc:
+        raise _database_error(Path(plan.uri).stem, plan.uri, exc) from exc
+
+
+def finish(
+    plan: Plan,
+    written: Written | None,
+    metadata: Mapping[str, str] | None,
     *,
     fts: bool,
     language: str,
     keep_versions: timedelta,
 ) -> WriteResult:
-    data = data.replace_schema_metadata(dict(metadata))
-    uri = _uri(db, name)
-    temp_removed = remove_temp_files(db / f"{name}.lance")
-    dataset = open_table(db, name)
+    """After the data commit (`written`; None when nothing was to change): the stamp (after a merge; None
+    keeps it), the indexes, and versions superseded for longer than `keep_versions` removed."""
+    dataset = written.dataset if written is not None else plan.dataset
     if dataset is None:
-        dataset = lance.write_dataset(data, uri, mode="create")
-        strategy = "create"
-    elif _mergeable(dataset.schema) and not _new_vectors(dataset.schema, data.schema):
-        _evolve(dataset, data.schema)
-        _merge(dataset, data)
-        dataset.update_schema_metadata(dict(metadata), replace=True)
-        strategy = "merge"
-    else:
-        dataset = lance.write_dataset(data, uri, mode="overwrite")
-        strategy = "overwrite"
-    params = languages.FTS_PARAMS[language] if fts else None
-    has_fts = _update_fts(dataset, params, compact=strategy == "merge")
-    _update_scalar_indexes(dataset, merged=strategy == "merge", ngram=fts)
-    removed = remove_old_versions(uri, keep_versions) if strategy != "create" else 0
-    return WriteResult(strategy, dataset.version, dataset.count_rows(), has_fts, removed, temp_removed)
+        raise ValueError("nothing was written to a table that does not exist")
+    try:
+        if plan.strategy == "merge" and metadata is not None:
+            dataset.update_schema_metadata(dict(metadata), replace=True)
+        params = languages.FTS_PARAMS[language] if fts else None
+        fold = None
+        if plan.strategy == "merge":
+            small = indexes.small_change(dataset, written.changed_rows if written is not None else 0)
+            fold = "delta" if small else "merge"
+        has_fts = indexes.update_fts(dataset, params, compact=fold == "merge")
+        indexes.update_scalar_indexes(dataset, fold=fold, ngram=fts, ngram_min_rows=NGRAM_MIN_ROWS)
+        removed = remove_old_versions(plan.uri, keep_versions) if plan.strategy != "create" else 0
+        return WriteResult(
+            plan.strategy, dataset.version, dataset.count_rows(), has_fts, removed, plan.temp_files_removed
+        )
+    except OSError as exc:
+        raise _database_error(Path(plan.uri).stem, plan.uri, exc) from exc
 
 
 def _uri(db: Path, name: str) -> str:
@@ -145,7 +204,7 @@ def _new_vectors(current: pa.Schema, target: pa.Schema) -> bool:
     return stamped.get(embedded, layout.EMBEDDED_TEXT) != wanted.get(embedded, layout.EMBEDDED_TEXT)
 
 
-def _evolve(dataset: lance.LanceDataset, target: pa.Schema) -> None:
+def _evolve(dataset: lance.LanceDataset, target: pa.Schema, before_change: Callable[[], None] | None) -> None:
     """Bring the table's columns to `target`: drop vanished or retyped columns, add missing ones as nulls."""
     current = dataset.schema
     stale = [
@@ -153,9 +212,11 @@ def _evolve(dataset: lance.LanceDataset, target: pa.Schema) -> None:
         for name in current.names
         if name not in target.names or current.field(name).type != target.field(name).type
     ]
+    missing = [field for field in target if field.name not in current.names or field.name in stale]
+    if (stale or missing) and before_change is not None:
+        before_change()
     if stale:
         dataset.drop_columns(stale)
-    missing = [field for field in target if field.name not in current.names or field.name in stale]
     if missing:
         dataset.add_columns(pa.schema(missing))
 
@@ -172,7 +233,13 @@ def _comparable(kind: pa.DataType) -> bool:
     return bool(pa.types.is_string(kind) or pa.types.is_integer(kind))
 
 
-def _merge(dataset: lance.LanceDataset, data: pa.Table) -> None:
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _merge(dataset: lance.LanceDataset, data: pa.Table | pa.RecordBatchReader, replaced: Collection[str] | None) -> int:
+    """One commit; returns the rows it inserted, updated and deleted. Only rows of `replaced` paths that the
+    data does not hold are deleted (None: every row it does not hold)."""
     # Unchanged rows are left alone, so an unchanged folder rewrites nothing. Vectors are compared through
     # the text they were made from (a changed text is a changed row).
     changed = " OR ".join(
@@ -180,47 +247,18 @@ def _merge(dataset: lance.LanceDataset, data: pa.Table) -> None:
         for column in data.schema.names
         if column != layout.ID and _comparable(data.schema.field(column).type)
     )
-    (
-        dataset.merge_insert(layout.ID)
-        .when_matched_update_all(condition=changed or None)
-        .when_not_matched_insert_all()
-        .when_not_matched_by_source_delete()
-        .execute(data)
+    merge = (
+        dataset.merge_insert(layout.ID).when_matched_update_all(condition=changed or None).when_not_matched_insert_all()
     )
-
-
-def _full_text_index(dataset: lance.LanceDataset, column: str) -> Any:
-    """The index on `column` other than an n-gram one (which `_update_scalar_indexes` keeps), if any."""
-    return next(
-        (
-            index
-            for index in dataset.describe_indices()
-            if index.field_names == [column] and not index.type_url.endswith("NGramIndexDetails")
-        ),
-        None,
-    )
-
-
-def _update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *, compact: bool) -> bool:
-    """The full-text indexes on text, title and heading, with the tokenizer options `params` (made again
-    when an index was built with others: another language); none when `params` is None."""
-    indexes = {column: _full_text_index(dataset, column) for column in layout.FULL_TEXT_COLUMNS}
-    if params is None:
-        for index in indexes.values():
-            if index is not None and index.type_url.endswith("InvertedIndexDetails"):
-                dataset.drop_index(index.name)
-    if compact:
-        # Rewrites fragments left sparse by the merge (what keeps repeated rebuilds small).
-        dataset.optimize.compact_files()
-    if params is None:
-        return False
-    for column, index in indexes.items():
-        details = index.details if index is not None and index.type_url.endswith("InvertedIndexDetails") else {}
-        if any(details.get(key) != value for key, value in params.items()):
-            # Named as lancedb names them (`text_idx`), so that `table.index_stats("text_idx")` finds them.
-            name = index.name if index is not None else f"{column}_idx"
-            dataset.create_scalar_index(column, "INVERTED", name=name, replace=True, **params)
-    return True
+    if replaced is None:
+        merge = merge.when_not_matched_by_source_delete()
+    elif replaced:
+        # Sorted: the same change is the same condition.
+        merge = merge.when_not_matched_by_source_delete(
+            f"{layout.PATH} IN ({', '.join(map(_quoted, sorted(replaced)))})"
+        )
+    stats = merge.execute(data)
+    return sum(int(stats.get(key, 0)) for key in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows"))
 
 
 # A table of at least this many rows with full-text indexes also gets an n-gram index on its text: when BM25
@@ -229,29 +267,7 @@ def _update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *
 # is dear to build: 6 s at 20,000 rows, 9 s at 100,000, where the three full-text indexes take 1.3 s and
 # 7 s (docs/decisions.md, "Search cost").
 NGRAM_MIN_ROWS = 50_000
-NGRAM_INDEX = "text_ngram_idx"
-
-
-def _update_scalar_indexes(dataset: lance.LanceDataset, *, merged: bool, ngram: bool) -> None:
-    """B-tree indexes on the columns a document read filters on (`path`, `passage`), so that reading one
-    document or one passage's neighbours looks rows up instead of scanning the table. An overwrite drops
-    them (made again here, about 35 ms per 100,000 rows each); after a merge, `optimize_indices` folds the
-    rows it added into every index, the text index too. With `ngram` (the table has full-text indexes), a
-    table of `NGRAM_MIN_ROWS` rows or more gets the n-gram index on its text, kept once made; without, it
-    is dropped with them."""
-    indexes = dataset.describe_indices()
-    indexed = {tuple(index.field_names) for index in indexes}
-    for column in layout.SCALAR_INDEXED_COLUMNS:
-        if (column,) not in indexed and column in dataset.schema.names:
-            dataset.create_scalar_index(column, "BTREE", name=f"{column}_idx")
-    substrings = [index for index in indexes if index.type_url.endswith("NGramIndexDetails")]
-    if not ngram:
-        for index in substrings:
-            dataset.drop_index(index.name)
-    elif not substrings and dataset.count_rows() >= NGRAM_MIN_ROWS:
-        dataset.create_scalar_index(layout.TEXT, "NGRAM", name=NGRAM_INDEX)
-    if merged:
-        dataset.optimize.optimize_indices()
+NGRAM_INDEX = indexes.NGRAM_INDEX
 
 
 def remove_old_versions(uri: str, keep: timedelta) -> int:
@@ -277,16 +293,3 @@ def _timestamp(value: object) -> datetime:
     if isinstance(value, datetime):
         return value
     raise DatabaseError(f"Lance reported a version time of an unexpected type: {value!r}.")
-
-
-def remove_temp_files(table_dir: Path) -> int:
-    """Remove the `.tmp*` files a killed write leaves behind (Lance's cleanup never sees them)."""
-    removed = 0
-    if not table_dir.is_dir():
-        return 0
-    for leftover in table_dir.rglob(".tmp*"):
-        with contextlib.suppress(OSError):
-            if leftover.is_file():
-                leftover.unlink()
-                removed += 1
-    return removed

@@ -36,10 +36,13 @@ PASSAGES = "passages"  # int32: how many passages its document has (a read needs
 LINE_START = "line_start"  # int32: first line of the passage in the source file, from 1 (Markdown, text)
 LINE_END = "line_end"  # int32: last line of the passage in the source file
 ANCHOR = "anchor"  # the `id` of the nearest HTML element that starts at or before the passage
+# Layout 4: the SHA-256 of the passage's source file as read, on each of its rows; a rebuild reads again only
+# the files whose hash changed (last, so that a table evolved from layout 3 keeps this column order).
+FILE_HASH = "file_hash"
 VECTOR = "vector"
 
 INDEXER_COLUMNS: tuple[str, ...] = (
-    ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, PASSAGES, LINE_START, LINE_END, ANCHOR
+    ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, PASSAGES, LINE_START, LINE_END, ANCHOR, FILE_HASH
 )  # fmt: skip
 # The indexer's columns that hold 32-bit integers; every other one of INDEXER_COLUMNS holds text.
 INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END)
@@ -58,8 +61,9 @@ VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
 
 # Bumped when the meaning of a column or metadata key changes. 2: passage, passages, line_start, line_end, anchor,
 # scalar indexes on path and passage, and the link template. 3: the language of the full-text indexes and what
-# each vector embeds. The server reads layouts 1 and 2 too (English; vectors of the passage text alone).
-LAYOUT_VERSION = "3"
+# each vector embeds. 4: each row's file hash and the --exclude patterns, for incremental rebuilds. The server reads
+# layouts 1 and 2 too (English; vectors of the passage text alone).
+LAYOUT_VERSION = "4"
 
 # Keys stamped into the table's schema metadata by the indexer (bytes keys, as Arrow stores them).
 META_LAYOUT_VERSION = "lancelot.layout_version"
@@ -72,6 +76,7 @@ META_EMBEDDING_HOST = "lancelot.embedding_host"
 META_LINK_TEMPLATE = "lancelot.link_template"
 META_LANGUAGE = "lancelot.language"  # languages.NAMES: how the full-text indexes split words
 META_EMBEDDED = "lancelot.embedded"  # what a vector embeds: EMBEDDED_TEXT, or EMBEDDED_CONTEXT
+META_EXCLUDE = "lancelot.exclude"  # the --exclude patterns the rows were read with, as a JSON list
 
 METADATA_KEYS: tuple[str, ...] = (
     META_LAYOUT_VERSION,
@@ -84,6 +89,7 @@ METADATA_KEYS: tuple[str, ...] = (
     META_LINK_TEMPLATE,
     META_LANGUAGE,
     META_EMBEDDED,
+    META_EXCLUDE,
 )
 
 # What `--embed` embeds per passage (`META_EMBEDDED`): the passage text alone (layouts 1 and 2), or its

@@ -1,0 +1,99 @@
+"""The table's indexes after a write: full text (BM25) on text, title and heading; B-trees on path and
+passage; an n-gram index on the text of a large table. Called by `write.py` only.
+
+After a merge the rows it added are not in the indexes yet (LanceDB scans them meanwhile, so search works
+at every moment). When they are a small share of the table, each index gets a delta segment of its own
+(`optimize_indices(num_indices_to_merge=0)`): on a 100,000-passage table, 0.5–2 s where merging them in
+costs 5 s and more. Deltas pile up, and the rows they replaced stay in the older segments (filtered out
+at search time, but counted in BM25's statistics), so a large change, or the `MAX_DELTAS`-th delta, folds
+everything into one segment per index and compacts the data files (docs/decisions.md, "Incremental rebuilds").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import lance
+
+from lancelot_schema import layout
+
+# A merge that changed at most this share of the table's rows (inserted, updated and deleted) is folded
+# into the indexes as delta segments.
+SMALL_SHARE = 0.10
+# Segments an index may have before the next merge folds them into one.
+MAX_DELTAS = 8
+NGRAM_INDEX = "text_ngram_idx"
+
+
+def _full_text_index(dataset: lance.LanceDataset, column: str) -> Any:
+    """The index on `column` other than an n-gram one (which `update_scalar_indexes` keeps), if any."""
+    return next(
+        (
+            index
+            for index in dataset.describe_indices()
+            if index.field_names == [column] and not index.type_url.endswith("NGramIndexDetails")
+        ),
+        None,
+    )
+
+
+def segments(dataset: lance.LanceDataset) -> int:
+    """The most segments any index of the table has (1 when it was made whole or folded)."""
+    return max((len(index.segments) for index in dataset.describe_indices()), default=0)
+
+
+def small_change(dataset: lance.LanceDataset, changed_rows: int) -> bool:
+    """Whether a merge that changed `changed_rows` rows is folded into the indexes as deltas."""
+    return changed_rows <= SMALL_SHARE * dataset.count_rows() and segments(dataset) < MAX_DELTAS
+
+
+def update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *, compact: bool) -> bool:
+    """The full-text indexes on text, title and heading, with the tokenizer options `params` (made again
+    when an index was built with others: another language); none when `params` is None. `compact` first
+    folds every index into one segment and rewrites the fragments the merges left sparse."""
+    indexes = {column: _full_text_index(dataset, column) for column in layout.FULL_TEXT_COLUMNS}
+    if params is None:
+        for index in indexes.values():
+            if index is not None and index.type_url.endswith("InvertedIndexDetails"):
+                dataset.drop_index(index.name)
+    if compact:
+        deltas = segments(dataset)
+        if deltas > 1:
+            # Fragments covered by different segments are never compacted together: one segment first.
+            dataset.optimize.optimize_indices(num_indices_to_merge=deltas)
+        # Rewrites fragments left sparse by the merges (what keeps repeated rebuilds small).
+        dataset.optimize.compact_files()
+    if params is None:
+        return False
+    for column, index in indexes.items():
+        details = index.details if index is not None and index.type_url.endswith("InvertedIndexDetails") else {}
+        if any(details.get(key) != value for key, value in params.items()):
+            # Named as lancedb names them (`text_idx`), so that `table.index_stats("text_idx")` finds them.
+            name = index.name if index is not None else f"{column}_idx"
+            dataset.create_scalar_index(column, "INVERTED", name=name, replace=True, **params)
+    return True
+
+
+def update_scalar_indexes(dataset: lance.LanceDataset, *, fold: str | None, ngram: bool, ngram_min_rows: int) -> None:
+    """B-tree indexes on the columns a document read filters on (`path`, `passage`), so that reading one
+    document or one passage's neighbours looks rows up instead of scanning the table. An overwrite drops
+    them (made again here, about 35 ms per 100,000 rows each). With `ngram` (the table has full-text
+    indexes), a table of `ngram_min_rows` rows or more gets the n-gram index on its text, kept once made;
+    without, it is dropped with them. `fold`: after a merge, how the rows it added join every index, the
+    text index too: "delta" (a segment of their own) or "merge" (into the existing segment)."""
+    indexes = dataset.describe_indices()
+    indexed = {tuple(index.field_names) for index in indexes}
+    for column in layout.SCALAR_INDEXED_COLUMNS:
+        if (column,) not in indexed and column in dataset.schema.names:
+            dataset.create_scalar_index(column, "BTREE", name=f"{column}_idx")
+    substrings = [index for index in indexes if index.type_url.endswith("NGramIndexDetails")]
+    if not ngram:
+        for index in substrings:
+            dataset.drop_index(index.name)
+    elif not substrings and dataset.count_rows() >= ngram_min_rows:
+        dataset.create_scalar_index(layout.TEXT, "NGRAM", name=NGRAM_INDEX)
+    if fold == "delta":
+        dataset.optimize.optimize_indices(num_indices_to_merge=0)
+    elif fold == "merge":
+        dataset.optimize.optimize_indices()
