@@ -98,6 +98,11 @@ def test_every_documented_name_has_a_default_entry():
         "LANCELOT_OAUTH_JWKS_URL",
         "LANCELOT_OAUTH_SCOPES",
         "LANCELOT_ALLOW_UNAUTHENTICATED",
+        "LANCELOT_REFRESH_SECONDS",
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_ENDPOINT_URL",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
     }
 
 
@@ -145,3 +150,35 @@ def test_auth_is_off_and_tables_unset_by_default():
     s = resolve({"LANCELOT_ALLOW_UNAUTHENTICATED": "no"})
     assert not s.auth.configured and not s.auth.allow_unauthenticated
     assert s.tables is None
+
+
+def test_object_storage_takes_the_aws_sdks_names_the_specific_one_first():
+    s = resolve({"AWS_ENDPOINT_URL": "http://all:9000", "AWS_DEFAULT_REGION": "eu-west-1"})
+    assert (s.storage.endpoint, s.storage.region, s.storage.refresh_seconds) == ("http://all:9000", "eu-west-1", 10.0)
+    s = resolve(
+        {
+            "AWS_ENDPOINT_URL": "http://all:9000",
+            "AWS_ENDPOINT_URL_S3": "http://s3:9000",
+            "AWS_DEFAULT_REGION": "eu-west-1",
+            "AWS_REGION": "eu-north-1",
+            "LANCELOT_REFRESH_SECONDS": "2.5",
+        }
+    )
+    assert (s.storage.endpoint, s.storage.region, s.storage.refresh_seconds) == ("http://s3:9000", "eu-north-1", 2.5)
+    assert resolve({"AWS_ENDPOINT_URL_S3": " ", "AWS_REGION": ""}).storage == settings.Storage()
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "inf", "nan"])
+def test_a_refresh_that_is_no_number_of_seconds_falls_back_with_a_warning(value):
+    s = resolve({"LANCELOT_REFRESH_SECONDS": value})
+    assert s.storage.refresh_seconds == 10.0
+    assert s.warnings == (f"LANCELOT_REFRESH_SECONDS={value!r} is not a number of seconds (0 or more); using 10.",)
+
+
+def test_a_refresh_of_zero_checks_at_every_call():
+    assert resolve({"LANCELOT_REFRESH_SECONDS": "0"}).storage.refresh_seconds == 0.0
+
+
+def test_load_passes_on_the_warning_of_a_bad_refresh(tmp_path):
+    s = settings.load({"XDG_CONFIG_HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "LANCELOT_REFRESH_SECONDS": "x"})
+    assert s.warnings == ("LANCELOT_REFRESH_SECONDS='x' is not a number of seconds (0 or more); using 10.",)

@@ -15,6 +15,10 @@ from typing import Literal
 from lancelot_schema.layout import DEFAULT_TABLE, DEFAULT_TEXT_COLUMN
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
+# How often a server re-checks a table on object storage for a new version: each check is a listing (a
+# round trip of tens of milliseconds to S3), so not every query; well under the indexer's two-minute grace
+# before an old version may be deleted, so a reader never holds one that is gone.
+DEFAULT_REFRESH_SECONDS = 10.0
 
 # Every setting, by its environment name, with its default (None: no default).
 DEFAULTS: dict[str, str | None] = {
@@ -37,6 +41,13 @@ DEFAULTS: dict[str, str | None] = {
     "LANCELOT_OAUTH_JWKS_URL": None,
     "LANCELOT_OAUTH_SCOPES": None,
     "LANCELOT_ALLOW_UNAUTHENTICATED": None,
+    # Object storage (storage.py): a database on s3:// is looked for anew at most this often, in seconds.
+    "LANCELOT_REFRESH_SECONDS": "10",
+    # The AWS SDKs' names for an S3-compatible server and the region; credentials are left to Lance's chain.
+    "AWS_ENDPOINT_URL_S3": None,
+    "AWS_ENDPOINT_URL": None,
+    "AWS_REGION": None,
+    "AWS_DEFAULT_REGION": None,
 }
 
 # The settings that lancelot-init may store (the key is stored apart from the others, as a secret).
@@ -94,6 +105,19 @@ class Auth:
 
 
 @dataclass(frozen=True)
+class Storage:
+    """How a database on object storage is reached (`lancelot_schema.storage` turns it into storage options).
+
+    Only what the AWS SDKs' environment says about where and how to connect; credentials are never copied
+    here: Lance reads each cloud's standard chain itself (keys, profile, web identity, container, instance).
+    """
+
+    endpoint: str | None = None  # AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL (MinIO, Ceph, R2, a test server)
+    region: str | None = None  # AWS_REGION, else AWS_DEFAULT_REGION
+    refresh_seconds: float = DEFAULT_REFRESH_SECONDS  # LANCELOT_REFRESH_SECONDS
+
+
+@dataclass(frozen=True)
 class Settings:
     """Resolved settings. `origins` says where each one came from; the API key is never in repr."""
 
@@ -109,6 +133,7 @@ class Settings:
     # Tables served besides `table` (("*",): every table of the database); None: `table` alone.
     tables: tuple[str, ...] | None = None
     auth: Auth = field(default_factory=Auth)
+    storage: Storage = field(default_factory=Storage)
     origins: Mapping[str, Origin] = field(default_factory=dict, compare=False)
     # Problems met while reading what lancelot-init stored; the entry point logs each to stderr.
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -135,6 +160,7 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
         else:
             values[name], origins[name] = None, "unset"
     db_path = values["LANCEDB_PATH"]
+    refresh, problem = _seconds("LANCELOT_REFRESH_SECONDS", values["LANCELOT_REFRESH_SECONDS"])
     return Settings(
         # A URL stays as written (Path would fold s3:// into s3:/); the server says it wants a folder.
         db_path=(db_path if "://" in db_path else str(Path(db_path).expanduser())) if db_path else None,
@@ -156,8 +182,27 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
             oauth_scopes=_split_list((values["LANCELOT_OAUTH_SCOPES"] or "").replace(" ", ",")) or (),
             allow_unauthenticated=(values["LANCELOT_ALLOW_UNAUTHENTICATED"] or "").lower() in YES,
         ),
+        storage=Storage(
+            endpoint=values["AWS_ENDPOINT_URL_S3"] or values["AWS_ENDPOINT_URL"],
+            region=values["AWS_REGION"] or values["AWS_DEFAULT_REGION"],
+            refresh_seconds=refresh,
+        ),
         origins=origins,
+        warnings=(problem,) if problem else (),
     )
+
+
+def _seconds(name: str, value: str | None) -> tuple[float, str | None]:
+    """A number of seconds, 0 or more; a value that is not one is replaced by the default, with a warning."""
+    try:
+        seconds = float(value) if value is not None else DEFAULT_REFRESH_SECONDS
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        return DEFAULT_REFRESH_SECONDS, (
+            f"{name}={value!r} is not a number of seconds (0 or more); using {DEFAULT_REFRESH_SECONDS:g}."
+        )
+    return seconds, None
 
 
 def load(environ: Mapping[str, str]) -> Settings:
@@ -186,7 +231,7 @@ def load(environ: Mapping[str, str]) -> Settings:
             if key is not None:
                 kept["OPENAI_API_KEY"] = key
     resolved = resolve(environ, kept)
-    return replace(resolved, warnings=tuple(problems))
+    return replace(resolved, warnings=(*problems, *resolved.warnings))
 
 
 def on_lambda(environ: Mapping[str, str]) -> bool:
