@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from tests.support.embedding_server import EmbeddingServer
+from tests.support.s3_server import S3Server, local_aws_env
 
 
 @pytest.fixture
@@ -40,3 +41,27 @@ def clean_env(tmp_path) -> dict[str, str]:
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
     }
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """A real S3-compatible server (moto) on 127.0.0.1 for the whole session, checking signatures and IAM
+    policies; each test takes buckets of its own (`s3_server.bucket()`, `s3_server.database(folder)`)."""
+    with S3Server() as server:
+        yield server
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[dict[str, str]], None]]:
+    """Sets the AWS_ variables of this process (Lance reads its credential chain from them) to exactly the
+    ones given, and never to the person's own: no other AWS_ variable, no shared config, no instance metadata."""
+    import os
+
+    def use(variables: dict[str, str]) -> None:
+        for name in [name for name in os.environ if name.startswith("AWS_")]:
+            monkeypatch.delenv(name)
+        for name, value in {**local_aws_env(), **variables}.items():
+            monkeypatch.setenv(name, value)
+
+    use({})
+    yield use

@@ -275,7 +275,8 @@ class ArgumentCheck:
 
 def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
     """The MCP server over `store` (by default one for `settings.db_path`; pass one to reuse a connection)."""
-    bodies = Tools(store or Store(settings.db_path), settings, protocol_versions=KNOWN_PROTOCOL_VERSIONS)
+    store = store or Store(settings.db_path, settings.storage)
+    bodies = Tools(store, settings, protocol_versions=KNOWN_PROTOCOL_VERSIONS)
     tools = _tools(bodies)
     server = MCPServer(
         name="lancelot",

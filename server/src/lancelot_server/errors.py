@@ -1,7 +1,8 @@
 """The server's errors: each one a problem the person or the assistant can act on.
 
     LancelotError                  every error below; its message says what is wrong and how to fix it
-    ├── DatabaseNotFound           LANCEDB_PATH is unset, missing, or not a folder
+    ├── DatabaseNotFound           LANCEDB_PATH is unset, missing, not a folder or not a usable URI
+    ├── StorageError               the object store holding LANCEDB_PATH refused or could not be reached
     ├── TableNotFound              the table is not in the database
     ├── TableLayoutError           the table lacks the text column, or cannot be read
     ├── InvalidRequest             a tool argument the schema admits but the server cannot use
@@ -20,6 +21,10 @@ class LancelotError(Exception):
 
 
 class DatabaseNotFound(LancelotError):
+    pass
+
+
+class StorageError(LancelotError):
     pass
 
 

@@ -60,11 +60,12 @@ def _table(tools: Tools, name: str) -> tuple[TableStatus, str | None]:
         handle = tools.tables.open(name)
         table["exists"] = True
         table_layout = describe(handle.schema, tools.settings.text_column, name)
+        with tools.store.reading():  # on object storage, the bucket may stop answering after the table opened
+            table = _described(tools, name, handle, table_layout)
     except LancelotError as exc:
         table["error"] = str(exc)
         table["searchTypes"] = []
         return table, None
-    table = _described(tools, name, handle, table_layout)
     types: list[SearchType] = []
     vectors: str | None = None
     # A table with files missing answers no search at all; say so rather than list search types.

@@ -1,4 +1,8 @@
-"""Read-only access to the LanceDB database: open lazily, never create, see rebuilds at the next call.
+"""Read-only access to the LanceDB database: open lazily, never create, see rebuilds at the next check.
+
+The database is a local folder or a URI on object storage (`lancelot_schema.storage` says which, and how to
+reach it); a folder is checked for a new table version at every call, a bucket at most every
+LANCELOT_REFRESH_SECONDS.
 
 The store is the only way the tools reach the database. It can list tables, describe one and hand out
 its handle for queries; nothing here (or anywhere in the server) writes. lancedb is imported on first
@@ -9,18 +13,47 @@ from __future__ import annotations
 
 import re
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from lancelot_schema import languages, layout
-from lancelot_server.errors import DatabaseNotFound, TableLayoutError, TableNotFound, shown
+import structlog
 
-# Zero: every query checks for a newer table version first, so a table that lancelot-index rebuilt
-# is served at the very next call. The check is a small metadata read; LanceDB commits a version
-# atomically, so a reader sees the old table or the new one, never a half-written one.
+from lancelot_schema import languages, layout
+from lancelot_schema import storage as storage_module
+from lancelot_schema.settings import Storage
+from lancelot_schema.storage import Location, LocationError
+from lancelot_server.errors import (
+    DatabaseNotFound,
+    LancelotError,
+    StorageError,
+    TableLayoutError,
+    TableNotFound,
+    shown,
+)
+
+# Zero on a folder: every query checks for a newer table version first, so a table that lancelot-index
+# rebuilt is served at the very next call. The check is a small metadata read; LanceDB commits a version
+# atomically, so a reader sees the old table or the new one, never a half-written one. On object storage
+# the check is a listing (a round trip), made at most every LANCELOT_REFRESH_SECONDS (`_consistency`).
 READ_CONSISTENCY = timedelta(0)
+
+log = structlog.get_logger("lancelot.store")
+
+
+def _consistency(location: Location) -> timedelta:
+    return READ_CONSISTENCY if location.local else timedelta(seconds=location.refresh_seconds)
+
+
+def _nothing_stored(location: Location) -> str:
+    return (
+        f"Nothing is stored under {location}: no table. Check LANCEDB_PATH, or build it with "
+        f"`lancelot-index DOCS {location}`."
+    )
 
 
 @dataclass(frozen=True)
@@ -81,6 +114,8 @@ def _vector_widths(schema: Any) -> dict[str, int]:
     return {**ours, **found}
 
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
 UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
 
 
@@ -102,6 +137,9 @@ def damage(handle: Any) -> Damage:
     in the middle of a query. Index files are not listed in the manifest, only their folder per segment.
     """
     dataset = handle.to_lance()
+    if _URL.match(dataset.uri):
+        # On object storage this would be a request per file; a missing object is reported by the read itself.
+        return Damage()
     root = Path(dataset.uri)
     missing: list[str] = []
     for fragment in dataset.get_fragments():
@@ -117,9 +155,6 @@ def damage(handle: Any) -> Damage:
         if any(not folder.is_dir() or not any(folder.iterdir()) for folder in folders):
             unindexed.extend(index.field_names)
     return Damage(tuple(missing), tuple(unindexed))
-
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
 def describe(schema: Any, text_column: str, table: str) -> Layout:
@@ -160,29 +195,52 @@ def _present(column: str, names: tuple[str, ...]) -> str | None:
 
 
 class Store:
-    """One database folder, connected on first use; table handles are opened once and reused."""
+    """One database, a folder or a URI on object storage, connected on first use; table handles are opened
+    once and reused (on Lambda, across warm invocations: the store lives in the container).
 
-    def __init__(self, db_path: str | None) -> None:
-        self.db_path = db_path
+    On object storage a listing is a round trip, so the table names (and so `exists`) are kept for
+    LANCELOT_REFRESH_SECONDS, as LanceDB keeps each table's version; a failure is kept as long, so a
+    bucket that cannot be reached costs one wait per interval, not one per call.
+    """
+
+    def __init__(self, db_path: str | None, storage: Storage | None = None) -> None:
+        # Never a password written into the URI: this is what status and every message show.
+        self.db_path = storage_module.shown(db_path) if db_path is not None else None
         self._lock = threading.Lock()
         self._db: Any = None
         self._tables: dict[str, Any] = {}
+        self._listed: tuple[float, list[str] | str] | None = None  # object storage: when, names or the failure
+        self.location: Location | None = None
+        self._refused: str | None = None
+        if db_path is not None:
+            try:
+                self.location = storage_module.locate(db_path, storage)
+            except LocationError as exc:
+                self._refused = f"LANCEDB_PATH: {exc}"
 
     def exists(self) -> bool:
-        return self.db_path is not None and Path(self.db_path).is_dir()
+        if self.location is None:
+            return False
+        if self.location.local:
+            return self.location.path.is_dir()
+        try:
+            self.table_names()
+        except LancelotError:
+            return False
+        return True
 
-    def _check_path(self) -> str:
-        if self.db_path is None:
+    def _located(self) -> Location:
+        if self.location is None:
             raise DatabaseNotFound(
-                "No database is configured. Set LANCEDB_PATH to the folder that lancelot-index wrote "
-                "(or run lancelot-init)."
+                self._refused
+                or "No database is configured. Set LANCEDB_PATH to the folder or s3:// URI that lancelot-index "
+                "wrote (or run lancelot-init)."
             )
-        if _URL.match(self.db_path):
-            raise DatabaseNotFound(
-                f"LANCEDB_PATH {self.db_path} is a URL; Lancelot reads a local database folder (on AWS Lambda, "
-                "a folder in the image or on EFS)."
-            )
-        path = Path(self.db_path)
+        if self.location.local:
+            self._check_folder(self.location.path)
+        return self.location
+
+    def _check_folder(self, path: Path) -> None:
         if not path.exists():
             raise DatabaseNotFound(
                 f"The database folder {self.db_path} does not exist. Check LANCEDB_PATH, or build it with "
@@ -190,34 +248,79 @@ class Store:
             )
         if not path.is_dir():
             raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
-        # Absolute, so that lancedb never reads a folder named `file:db` or `memory:x` as a URL.
-        return str(path.absolute())
 
     def _connection(self) -> Any:
         # Checked on every call, not only the first: connecting to a missing local folder would
         # create it on the first write, and the folder may also vanish while we serve.
-        path = self._check_path()
+        location = self._located()
         with self._lock:
             if self._db is None:
                 import lancedb
 
-                self._db = lancedb.connect(path, read_consistency_interval=READ_CONSISTENCY)
+                with self.reading():
+                    # A folder is absolute (never read as a URL such as `file:db`) and checked at every call.
+                    self._db = lancedb.connect(
+                        location.uri,
+                        read_consistency_interval=_consistency(location),
+                        storage_options=dict(location.options) or None,
+                    )
             return self._db
 
+    def failure(self, error: BaseException) -> StorageError | None:
+        """The object store's refusal or absence behind `error`, as one line naming the URI; else None."""
+        if self.location is None:
+            return None
+        problem = storage_module.failure(self.location, error)
+        return StorageError(problem) if problem is not None else None
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Object-storage failures inside become a `StorageError`; Lance's long text goes to the log only."""
+        try:
+            yield
+        except LancelotError:
+            raise
+        except Exception as exc:
+            problem = self.failure(exc)
+            if problem is None:
+                raise
+            log.warning("object storage failed", database=self.db_path, error=str(exc)[:2000])
+            raise problem from None
+
     def table_names(self) -> list[str]:
+        location = self._located()
+        if location.local:
+            return self._listing()
+        with self._lock:
+            listed = self._listed
+        if listed is None or time.monotonic() - listed[0] >= location.refresh_seconds:
+            found: list[str] | str
+            try:
+                found = self._listing() or _nothing_stored(location)
+            except LancelotError as exc:
+                found = str(exc)
+            listed = (time.monotonic(), found)
+            with self._lock:
+                self._listed = listed
+        if isinstance(listed[1], str):
+            raise StorageError(listed[1])
+        return list(listed[1])
+
+    def _listing(self) -> list[str]:
         db = self._connection()
         names: list[str] = []
         token: str | None = None
-        while True:
-            page = db.list_tables(page_token=token)
-            names.extend(page.tables)
-            token = page.page_token
-            if not token:
-                return sorted(names)
+        with self.reading():
+            while True:
+                page = db.list_tables(page_token=token)
+                names.extend(page.tables)
+                token = page.page_token
+                if not token:
+                    return sorted(names)
 
     def table(self, name: str) -> Any:
         """The table's handle, opened once. A table that is gone (dropped, or its folder replaced) is reopened."""
-        db = self._connection()
+        self._located()  # a folder is checked at every call; a bucket through the listing kept below
         with self._lock:
             handle = self._tables.get(name)
         if handle is not None:
@@ -229,8 +332,10 @@ class Store:
                     self._tables.pop(name, None)
         if name not in self.table_names():
             raise TableNotFound(self._missing_table(name))
+        db = self._connection()
         try:
-            handle = db.open_table(name)
+            with self.reading():
+                handle = db.open_table(name)
         except (FileNotFoundError, ValueError) as exc:
             # Listed but unreadable: a damaged folder, or one dropped since the listing.
             if name not in self.table_names():

@@ -148,9 +148,11 @@ class Tools:
 
     @contextmanager
     def _naming_damage(self, handle: Any, name: str) -> Iterator[None]:
-        """Lance reports a missing file as a bare RuntimeError mid-query; name the damage when it is that."""
+        """Lance reports a missing file as a bare RuntimeError mid-query; name the damage when it is that
+        (and an object store that refuses or cannot be reached, as the store names it)."""
         try:
-            yield
+            with self.store.reading():
+                yield
         except LancelotError:
             raise
         except Exception as exc:
