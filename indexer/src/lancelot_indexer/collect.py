@@ -95,8 +95,18 @@ def parse(found: Found, text: str) -> Document:
 
 
 def read_bytes(path: Path) -> bytes:
+    """The file's bytes. Plain `os.read` calls: half the time of `Path.read_bytes` (its buffered file object)
+    for the small files of a manual, which is most of what hashing a folder costs (docs/decisions.md)."""
     try:
-        return path.read_bytes()
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            parts, wanted = [], os.fstat(handle).st_size + 1  # all in one read, unless the file grew
+            while chunk := os.read(handle, wanted):
+                parts.append(chunk)
+                wanted = 1 << 20
+            return b"".join(parts)  # one part: no copy
+        finally:
+            os.close(handle)
     except OSError as exc:
         raise _Unusable(f"unreadable: {exc.strerror or exc}") from exc
 

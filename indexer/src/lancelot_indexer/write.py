@@ -240,23 +240,25 @@ def _quoted(text: str) -> str:
 def _merge(dataset: lance.LanceDataset, data: pa.Table | pa.RecordBatchReader, replaced: Collection[str] | None) -> int:
     """One commit; returns the rows it inserted, updated and deleted. Only rows of `replaced` paths that the
     data does not hold are deleted (None: every row it does not hold)."""
-    # Unchanged rows are left alone, so an unchanged folder rewrites nothing. Vectors are compared through
-    # the text they were made from (a changed text is a changed row).
-    changed = " OR ".join(
-        _differs(column)
-        for column in data.schema.names
-        if column != layout.ID and _comparable(data.schema.field(column).type)
-    )
-    merge = (
-        dataset.merge_insert(layout.ID).when_matched_update_all(condition=changed or None).when_not_matched_insert_all()
-    )
+    merge = dataset.merge_insert(layout.ID)
     if replaced is None:
-        merge = merge.when_not_matched_by_source_delete()
-    elif replaced:
-        # Sorted: the same change is the same condition.
-        merge = merge.when_not_matched_by_source_delete(
-            f"{layout.PATH} IN ({', '.join(map(_quoted, sorted(replaced)))})"
+        # Unchanged rows are left alone, so rows a full rebuild makes again as they were are not rewritten.
+        # Vectors are compared through the text they were made from (a changed text is a changed row).
+        changed = " OR ".join(
+            _differs(column)
+            for column in data.schema.names
+            if column != layout.ID and _comparable(data.schema.field(column).type)
         )
+        merge = merge.when_matched_update_all(condition=changed or None).when_not_matched_insert_all()
+        merge = merge.when_not_matched_by_source_delete()
+    else:
+        # The rows of changed documents only: their comparison would cost more than it saves (0.27 s against
+        # 0.02 s for one page at 100,000 rows: the condition makes Lance read every matched column).
+        merge = merge.when_matched_update_all().when_not_matched_insert_all()
+        if replaced:
+            # Sorted: the same change is the same condition.
+            paths = ", ".join(map(_quoted, sorted(replaced)))
+            merge = merge.when_not_matched_by_source_delete(f"{layout.PATH} IN ({paths})")
     stats = merge.execute(data)
     return sum(int(stats.get(key, 0)) for key in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows"))
 
