@@ -1,0 +1,263 @@
+"""Incremental rebuilds, a rebuild that finds nothing changed beside qmd, and peak memory; run by
+`scripts/bench-index` (`incremental`, `noop`, `memory`, `fts`), each part printing its own table.
+
+* incremental: the PostgreSQL manual copied until the folder holds at least 100,000 passages; per round a
+  full build into a fresh database, then one page changed (a paragraph added) and the rebuild timed; the
+  ratio of the rebuild to that round's full build (target: at most 10%).
+* noop: the manual indexed once; then rounds alternating `lancelot-index` of the unchanged folder and
+  `qmd update` of the same pages as Markdown (scripts/bench_qmd.py), each timed from start to exit.
+* memory: the manual copied 32 times (about 500 MB of HTML), and one copy, each indexed into a fresh
+  database; the peak resident memory of the indexer with its worker processes (summed, sampled every
+  10 ms) and of the indexer process alone (target: 32 copies at most 3x one copy).
+* fts: on a copy of the 100,000-passage table, a share of its pages changed and merged, then the indexes
+  brought up to date as delta segments or folded whole (with compaction), for shares from 1% to 40%.
+
+    .venv/bin/python scripts/bench_index_incremental.py PART [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = ROOT / ".venv" / "bin"
+WORK = ROOT / "bench-work" / "index"
+SOURCE = Path("/usr/share/doc/postgresql-doc-15/html")
+PASSAGES_PER_COPY = 9_116  # of the manual (docs/benchmarks.md); checked against the built table
+EDITED = "copy-03/sql-vacuum.html"
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3])
+
+
+def copies(count: int) -> Path:
+    """`WORK/copies/copy-00 …`: real copies of the manual (the walk indexes a hard-linked file once)."""
+    folder = WORK / "copies"
+    for number in range(count):
+        copy = folder / f"copy-{number:02d}"
+        if not (copy / ".complete").exists():
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(SOURCE, copy)
+            (copy / ".complete").write_text("", encoding="utf-8")
+    return folder
+
+
+def corpus(name: str, count: int) -> Path:
+    """A folder holding the first `count` copies, as hard links (no disk; distinct files for the walk)."""
+    source = copies(count)
+    folder = WORK / name
+    for number in range(count):
+        copy = folder / f"copy-{number:02d}"
+        if not copy.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["cp", "-al", source / f"copy-{number:02d}", copy], check=True)
+    return folder
+
+
+def index(docs: Path, db: Path, *extra: str) -> tuple[float, str]:
+    """Seconds one `lancelot-index` run takes, start to exit, and what it printed."""
+    started = time.perf_counter()
+    done = subprocess.run([BIN / "lancelot-index", docs, db, *extra], capture_output=True, text=True, check=True)
+    return time.perf_counter() - started, done.stdout
+
+
+def edit(page: Path, round_number: int, original: bytes) -> None:
+    """A new paragraph in `page`, written to a new file (breaking the hard link to the shared copy)."""
+    marker = b"</body>"
+    text = original.replace(marker, b"<p>Edited in round %d: zeppelin%d.</p>%s" % (round_number, round_number, marker))
+    temporary = page.with_name(page.name + ".tmp-bench")
+    temporary.write_bytes(text)
+    temporary.replace(page)
+
+
+def incremental(rounds: int) -> None:
+    docs = corpus("corpus100k", -(-100_000 // PASSAGES_PER_COPY))
+    db = WORK / "db100k"
+    page = docs / EDITED
+    original = (copies(1) / "copy-00" / "sql-vacuum.html").read_bytes()
+    print(f"## incremental: {docs} ({len(list(docs.iterdir()))} copies), load average before: {load()}")
+    print("| round | full build | one page changed: rebuild | ratio | rebuild of the unchanged folder | load |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    try:
+        for number in range(1, rounds + 1):
+            edit(page, 0, original)
+            shutil.rmtree(db, ignore_errors=True)
+            full, printed = index(docs, db, "--quiet")
+            edit(page, number, original)
+            changed, printed = index(docs, db)
+            assert "Since the last build: 1 document read (new or changed)" in printed, printed
+            unchanged, _ = index(docs, db, "--quiet")
+            ratios.append(changed / full)
+            cells = [f"{full:.2f} s", f"{changed:.2f} s", f"**{changed / full:.1%}**", f"{unchanged:.2f} s", load()]
+            print(f"| {number} | " + " | ".join(cells) + " |")
+    finally:
+        temporary = page.with_name(page.name + ".tmp-bench")
+        temporary.write_bytes(original)
+        temporary.replace(page)
+    passages = printed.split(" into ")[1].split(" chunks")[0]
+    print(f"\n{passages} passages; median ratio {statistics.median(ratios):.1%} (target: at most 10%)")
+
+
+def noop(rounds: int) -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_qmd import Qmd, markdown_copy
+
+    db = WORK / "noop-db"
+    shutil.rmtree(db, ignore_errors=True)
+    index(SOURCE, db, "--quiet")
+    qmd = Qmd.install(ROOT / "bench-work")
+    pages = markdown_copy(SOURCE, ROOT / "bench-work" / "qmd" / "pg-md")
+    qmd.collection(pages, "pg")
+    print(f"## no-op rebuild of {SOURCE} beside {qmd.version()}: `qmd update` of the same pages as Markdown")
+    print(f"load average before: {load()}\n")
+    print("| round | `lancelot-index --quiet DOCS DB` | `qmd update` | load |")
+    print("|---|---|---|---|")
+    ours, theirs = [], []
+    for number in range(1, rounds + 1):
+        ours.append(index(SOURCE, db, "--quiet")[0])
+        theirs.append(qmd.timed("update"))
+        print(f"| {number} | {ours[-1]:.3f} s | {theirs[-1]:.3f} s | {load()} |")
+    best, median = min(ours), statistics.median(ours)
+    print(
+        f"\nbest {best:.3f} s vs {min(theirs):.3f} s, median {median:.3f} s vs {statistics.median(theirs):.3f} s: "
+        f"lancelot-index takes {median / statistics.median(theirs):.2f}x qmd's time (target: at most 1x)"
+    )
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo.extend(int(child) for child in (task / "children").read_text().split())
+        except OSError:
+            pass
+    return found
+
+
+def _rss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def peak_memory(docs: Path, db: Path) -> tuple[float, float, float]:
+    """Seconds, the peak summed RSS of the indexer and its workers, and the indexer's own peak (MB)."""
+    shutil.rmtree(db, ignore_errors=True)
+    started = time.perf_counter()
+    process = subprocess.Popen([BIN / "lancelot-index", "--quiet", docs, db])
+    peaks = [0, 0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            tree = _tree(process.pid)
+            peaks[0] = max(peaks[0], sum(map(_rss, tree)))
+            peaks[1] = max(peaks[1], _rss(process.pid))
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(process.pid, 0)
+    done.set()
+    sampler.join()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"lancelot-index failed on {docs}")
+    seconds = time.perf_counter() - started
+    own = max(peaks[1], usage.ru_maxrss * 1024)  # ru_maxrss: KB on Linux, the process's own peak
+    return seconds, peaks[0] / 1e6, own / 1e6
+
+
+def memory(rounds: int) -> None:
+    many = copies(32)
+    one = corpus("corpus1", 1)
+    size = sum(path.stat().st_size for path in many.rglob("*.html")) / 1e6
+    print(f"## memory: {many} (32 copies, {size:.0f} MB of HTML) and one copy; load average before: {load()}\n")
+    print("| round | folder | time | peak RSS, indexer + workers | peak RSS, indexer alone | load |")
+    print("|---|---|---|---|---|---|")
+    results: dict[str, list[tuple[float, float, float]]] = {"1 copy": [], "32 copies": []}
+    for number in range(1, rounds + 1):
+        for name, docs in (("1 copy", one), ("32 copies", many)):
+            seconds, tree, own = peak_memory(docs, WORK / f"memory-db-{name.split()[0]}")
+            results[name].append((seconds, tree, own))
+            print(f"| {number} | {name} | {seconds:.1f} s | {tree:.0f} MB | {own:.0f} MB | {load()} |")
+    one_tree = statistics.median(r[1] for r in results["1 copy"])
+    many_tree = statistics.median(r[1] for r in results["32 copies"])
+    one_own = statistics.median(r[2] for r in results["1 copy"])
+    many_own = statistics.median(r[2] for r in results["32 copies"])
+    print(
+        f"\nmedian peak, indexer + workers: {many_tree:.0f} MB vs {one_tree:.0f} MB = **{many_tree / one_tree:.2f}x**; "
+        f"indexer alone: {many_own:.0f} MB vs {one_own:.0f} MB = {many_own / one_own:.2f}x (target: at most 3x)"
+    )
+
+
+def fts(rounds: int) -> None:
+    # Run inside this venv, where Lance is; the table comes from the incremental part (built if missing).
+    import lance
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    source = WORK / "db100k" / "documents.lance"
+    if not source.is_dir():
+        index(corpus("corpus100k", -(-100_000 // PASSAGES_PER_COPY)), WORK / "db100k", "--quiet")
+    paths = sorted(set(lance.dataset(str(source)).to_table(columns=["path"]).column("path").to_pylist()))
+    scratch = WORK / "fts-scratch.lance"
+    print(f"## full-text indexes after a merge, by share of pages changed; load average before: {load()}\n")
+    print("| share of pages | rows merged | merge | indexes as deltas | folded whole (compact + merge) | load |")
+    print("|---|---|---|---|---|---|")
+    for share in (0.01, 0.05, 0.10, 0.20, 0.40):
+        timings = {}
+        for mode in ("delta", "fold"):
+            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.copytree(source, scratch)
+            dataset = lance.dataset(str(scratch))
+            chosen = paths[: max(1, int(len(paths) * share))]
+            rows = dataset.to_table(filter=pc.field("path").isin(chosen))
+            texts = pa.array([text + " zeppelin" for text in rows.column("text").to_pylist()])
+            rows = rows.set_column(rows.schema.get_field_index("text"), "text", texts)
+            quoted = ", ".join("'" + path.replace("'", "''") + "'" for path in chosen)
+            started = time.perf_counter()
+            merge = dataset.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+            merge.when_not_matched_by_source_delete(f"path IN ({quoted})").execute(rows)
+            merged = time.perf_counter() - started
+            dataset = lance.dataset(str(scratch))
+            started = time.perf_counter()
+            if mode == "delta":
+                dataset.optimize.optimize_indices(num_indices_to_merge=0)
+            else:
+                dataset.optimize.compact_files()
+                dataset.optimize.optimize_indices()
+            timings[mode] = (merged, time.perf_counter() - started, rows.num_rows)
+        merged, delta, count = timings["delta"]
+        print(f"| {share:.0%} | {count} | {merged:.2f} s | {delta:.2f} s | {timings['fold'][1]:.2f} s | {load()} |")
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("part", choices=["incremental", "noop", "memory", "fts"])
+    parser.add_argument("--rounds", type=int, default=3)
+    arguments = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    {"incremental": incremental, "noop": noop, "memory": memory, "fts": fts}[arguments.part](arguments.rounds)
+
+
+if __name__ == "__main__":
+    main()
