@@ -10,8 +10,10 @@ import contextlib
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 from tests.e2e.stdio_server import call, serve
 from tests.server import corpus
@@ -95,6 +97,26 @@ def fingerprint(folder: Path) -> dict[str, str]:
     return prints
 
 
+async def every_tool(client: Client) -> list[Any]:
+    """Every tool in every mode on every table (and pairs of them), every read and every resource."""
+    results = [await call(client, "lancedb_status"), await call(client, "lancedb_version")]
+    for table in ("documents", "plain", "workspace", "embedded", "missing", ["embedded", "workspace"]):
+        for mode in ("auto", "text", "vector", "hybrid"):
+            for tool in ("lancedb_search", "lancedb_query"):
+                arguments = {"query": "chain 'oil' %_\\", "mode": mode, "table": table}
+                results.append(await call(client, tool, arguments))
+                results.append(await call(client, tool, {**arguments, "path": "guide/"}))
+        for arguments in READS if isinstance(table, str) else ():
+            results.append(await call(client, "lancedb_read", {**arguments, "table": table}))
+    listing = await client.list_resources()
+    for resource in listing.resources:
+        await client.read_resource(resource.uri)
+    for uri in ("lancelot://documents/../x", "lancelot://workspace/localfiles/chain.md", "lancelot://nope/a"):
+        with contextlib.suppress(MCPError):
+            await client.read_resource(uri)
+    return results
+
+
 @pytest.mark.slow
 def test_no_database_file_changes_while_every_tool_and_resource_runs_in_every_mode(tmp_path, embedding_server):
     from tests.support.fake_vectors import hashed_vector
@@ -107,33 +129,19 @@ def test_no_database_file_changes_while_every_tool_and_resource_runs_in_every_mo
     before = fingerprint(db)
     assert len(before) > 20
 
-    async def session(client):
-        results = [await call(client, "lancedb_status"), await call(client, "lancedb_version")]
-        for table in ("documents", "plain", "workspace", "embedded", "missing", ["embedded", "workspace"]):
-            for mode in ("auto", "text", "vector", "hybrid"):
-                for tool in ("lancedb_search", "lancedb_query"):
-                    arguments = {"query": "chain 'oil' %_\\", "mode": mode, "table": table}
-                    results.append(await call(client, tool, arguments))
-                    results.append(await call(client, tool, {**arguments, "path": "guide/"}))
-            for arguments in READS if isinstance(table, str) else ():
-                results.append(await call(client, "lancedb_read", {**arguments, "table": table}))
-        listing = await client.list_resources()
-        for resource in listing.resources:
-            await client.read_resource(resource.uri)
-        for uri in ("lancelot://documents/../x", "lancelot://workspace/localfiles/chain.md", "lancelot://nope/a"):
-            with contextlib.suppress(MCPError):
-                await client.read_resource(uri)
-        return results
-
     results = serve(
         db,
-        session,
+        every_tool,
         OPENAI_API_KEY="sk-test",
         OPENAI_BASE_URL=embedding_server.url,
         EMBEDDING_MODEL="test-8",
         LANCELOT_TABLES="*",  # every table served: every tool runs on each
     )
+    ran_everything(results)
+    assert fingerprint(db) == before
+
+
+def ran_everything(results: list[Any]) -> None:
     search_types = {r.structured_content.get("searchType") for r in results if r.structured_content}
     assert {"vector", "hybrid"} <= search_types, "vector and hybrid search ran against the embedded table"
     assert sum(1 for r in results if r.structured_content and "passages" in r.structured_content) >= 8, "reads ran"
-    assert fingerprint(db) == before

@@ -9,7 +9,7 @@ policy that does not allow an action gets AccessDenied, exactly what a mistyped 
 Lancelot's processes reach it through the environment the AWS SDKs define (`env()`): AWS_ENDPOINT_URL,
 AWS_REGION and keys; instance metadata is switched off so that no test ever asks 169.254.169.254.
 
-    python -m tests.support.s3_server    # prints the endpoint and admin keys, serves until Ctrl-C
+    python -m tests.support.s3_server [--latency-ms 20]   # prints the endpoint and admin keys, serves until Ctrl-C
 """
 
 from __future__ import annotations
@@ -27,15 +27,34 @@ from pathlib import Path
 from typing import Any
 
 REGION = "us-east-1"
-# Runs in the child: moto's threaded server on a free port, which it prints, then waits to be killed.
-_SERVE = (
-    "import sys, threading\n"
-    "from moto.server import ThreadedMotoServer\n"
-    "server = ThreadedMotoServer(ip_address='127.0.0.1', port=0, verbose=False)\n"
-    "server.start()\n"
-    "print(server.get_host_and_port()[1], flush=True)\n"
-    "threading.Event().wait()\n"
-)
+# Runs in the child: moto's app on a free port, which it prints, then serves until killed. Each request may
+# wait `latency` seconds first (what a round trip to a real bucket costs), and is written to `log` when given,
+# with its conditions (the commit protocol's create-only PUT carries `If-None-Match: *`).
+_SERVE = """
+import sys, time
+from werkzeug.serving import make_server
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+
+latency, log = float(sys.argv[1]), sys.argv[2]
+moto = DomainDispatcherApplication(create_backend_app)
+written = open(log, "a", encoding="utf-8", buffering=1) if log else None
+
+def app(environ, start_response):
+    if not environ["PATH_INFO"].startswith("/moto-api"):
+        if latency:
+            time.sleep(latency)
+        if written:
+            asked = f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}?{environ.get('QUERY_STRING', '')}"
+            for header in ("If-None-Match", "If-Match"):
+                value = environ.get("HTTP_" + header.upper().replace("-", "_"))
+                asked += f" {header}: {value}" if value else ""
+            written.write(asked + "\\n")
+    return moto(environ, start_response)
+
+server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
 ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 
 
@@ -78,9 +97,10 @@ def read_only_policy(bucket: str, prefix: str) -> dict[str, Any]:
 class S3Server:
     """moto in a child process on 127.0.0.1, with IAM checks on; `stop()` (or `with`) ends it."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency_ms: float = 0.0, log: Path | None = None) -> None:
+        self.log = log
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _SERVE],
+            [sys.executable, "-c", _SERVE, str(latency_ms / 1000), str(log or "")],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -204,8 +224,17 @@ def without_aws(environ: dict[str, str]) -> dict[str, str]:
     return {name: value for name, value in environ.items() if not name.startswith("AWS_")}
 
 
+def requests(log: Path) -> list[str]:
+    """The requests written to a server's log so far, as `METHOD /bucket/key?query [If-None-Match: *]`."""
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
 def main() -> None:
-    with S3Server() as server:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="wait this long before each answer")
+    with S3Server(parser.parse_args().latency_ms) as server:
         print(f"endpoint {server.endpoint}\nAWS_ACCESS_KEY_ID={server.admin.access_key_id}", flush=True)
         print(f"AWS_SECRET_ACCESS_KEY={server.admin.secret_access_key}", flush=True)
         try:

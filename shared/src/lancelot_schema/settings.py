@@ -162,7 +162,7 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
     db_path = values["LANCEDB_PATH"]
     refresh, problem = _seconds("LANCELOT_REFRESH_SECONDS", values["LANCELOT_REFRESH_SECONDS"])
     return Settings(
-        # A URL stays as written (Path would fold s3:// into s3:/); the server says it wants a folder.
+        # A URI stays as written (Path would fold s3:// into s3:/); storage.locate says what it names.
         db_path=(db_path if "://" in db_path else str(Path(db_path).expanduser())) if db_path else None,
         table=values["LANCEDB_TABLE"] or DEFAULT_TABLE,
         text_column=values["LANCEDB_TEXT_COLUMN"] or DEFAULT_TEXT_COLUMN,
