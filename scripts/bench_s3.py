@@ -1,0 +1,136 @@
+"""First-query and warm-query latency of `lancelot` over stdio on a bucket, against the same table in a folder.
+
+The table: the PostgreSQL 15 HTML manual (or --docs) indexed by the real `lancelot-index` into a folder under
+bench-work/s3, then copied into a bucket of moto's S3 server on 127.0.0.1 (tests/support/s3_server.py, IAM
+checks on). Each round starts a fresh server per database, in turn: the folder; the bucket as served by default
+(LANCELOT_REFRESH_SECONDS=10) and with a check for a new version at every call (0); and the same two on a second
+server that waits --latency-ms before each answer, as a bucket in the same region costs a round trip. A first
+query is timed from the server's first tools/list reply (so it includes importing LanceDB, the same in every
+row) and counts the requests it made; warm queries are the --queries searches after it.
+
+    scripts/bench-s3 [--rounds 3] [--latency-ms 20]     # prints a Markdown section for docs/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+from bench_search import QUERIES  # noqa: E402
+from tests.support.s3_server import S3Server, requests  # noqa: E402
+
+BIN = Path(sys.executable).parent
+WORK = ROOT / "bench-work" / "s3"
+MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
+
+
+@dataclass
+class Target:
+    name: str
+    db: str
+    env: dict[str, str]
+    log: Path | None = None
+    first: list[float] = field(default_factory=list)
+    warm: list[float] = field(default_factory=list)
+    first_requests: list[int] = field(default_factory=list)
+    warm_requests: list[int] = field(default_factory=list)
+
+
+def build(docs: Path) -> Path:
+    db = WORK / "db"
+    if not (db / "documents.lance").is_dir():
+        subprocess.run([BIN / "lancelot-index", docs, db, "--quiet"], check=True, timeout=1800)
+    return db
+
+
+def counted(target: Target) -> int:
+    return len(requests(target.log)) if target.log else 0
+
+
+async def one_round(target: Target, queries: list[str]) -> None:
+    env = {**target.env, "LANCEDB_PATH": target.db, "XDG_CONFIG_HOME": str(WORK / "no-config")}
+    parameters = StdioServerParameters(command=str(BIN / "lancelot"), args=["--log-level", "WARNING"], env=env)
+    async with Client(parameters) as client:
+        await client.list_tools()
+        before, started = counted(target), time.perf_counter()
+        result = await client.call_tool("lancedb_search", {"query": queries[0], "mode": "text"})
+        target.first.append(time.perf_counter() - started)
+        target.first_requests.append(counted(target) - before)
+        assert not result.is_error, result.content
+        before = counted(target)
+        for query in queries[1:]:
+            started = time.perf_counter()
+            result = await client.call_tool("lancedb_search", {"query": query, "mode": "text"})
+            target.warm.append(time.perf_counter() - started)
+            assert not result.is_error, result.content
+        target.warm_requests.append(counted(target) - before)
+
+
+def ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:.0f}" if values else "–"
+
+
+def p90(values: list[float]) -> str:
+    ordered = sorted(values)
+    return f"{ordered[round(0.9 * (len(ordered) - 1))] * 1000:.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=Path, default=MANUAL if MANUAL.is_dir() else ROOT / "examples" / "docs")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=len(QUERIES), help="searches per server, the first one cold")
+    parser.add_argument("--latency-ms", type=float, default=20.0, help="the second S3 server's wait per request")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    db = build(args.docs)
+    queries = (QUERIES * (args.queries // len(QUERIES) + 1))[: args.queries]
+    for log in WORK.glob("requests-*.log"):
+        log.unlink()
+    with (
+        S3Server(log=WORK / "requests-0.log") as fast,
+        S3Server(args.latency_ms, log=WORK / f"requests-{args.latency_ms:g}.log") as slow,
+    ):
+        targets = [Target("folder", str(db), {})]
+        for server, latency in ((fast, "loopback"), (slow, f"+{args.latency_ms:g} ms a request")):
+            uri = server.database(db, "teams/postgres")
+            for refresh in ("10", "0"):
+                env = {**server.env(), "LANCELOT_REFRESH_SECONDS": refresh}
+                targets.append(Target(f"bucket ({latency}), refresh {refresh} s", uri, env, server.log))
+        for _ in range(args.rounds):
+            for target in targets:
+                anyio.run(one_round, target, queries)
+    import lance
+
+    rows = lance.dataset(str(db / "documents.lance")).count_rows()
+    print(f"### Object storage: first and warm query ({platform.machine()}, {os.cpu_count()} cores)\n")
+    print(f"Table: {args.docs} indexed by lancelot-index ({rows:,} passages); text search (BM25) over stdio;")
+    print(f"{args.rounds} rounds, a fresh server per database per round, {len(queries) - 1} warm queries each.\n")
+    print("| database | first query ms (median) | warm query ms (median) | warm p90 | requests: first | a warm query |")
+    print("|---|---|---|---|---|---|")
+    for target in targets:
+        first_requests = f"{statistics.median(target.first_requests):.0f}" if target.log else "–"
+        per_warm = f"{sum(target.warm_requests) / max(1, len(target.warm)):.2f}" if target.log else "–"
+        print(
+            f"| {target.name} | {ms(target.first)} | {ms(target.warm)} | {p90(target.warm)} | "
+            f"{first_requests} | {per_warm} |"
+        )
+    print(f"\nCommand: `scripts/bench-s3 --rounds {args.rounds} --latency-ms {args.latency_ms:g}`")
+
+
+if __name__ == "__main__":
+    main()
