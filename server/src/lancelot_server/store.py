@@ -233,8 +233,8 @@ class Store:
         if self.location is None:
             raise DatabaseNotFound(
                 self._refused
-                or "No database is configured. Set LANCEDB_PATH to the folder or s3:// URI that lancelot-index "
-                "wrote (or run lancelot-init)."
+                or "No database is configured. Set LANCEDB_PATH to the folder that lancelot-index wrote "
+                "(or run lancelot-init)."
             )
         if self.location.local:
             self._check_folder(self.location.path)
