@@ -16,6 +16,7 @@ from typing import Any
 
 import lance
 
+from lancelot_indexer import memory
 from lancelot_schema import layout
 
 # A merge that changed at most this share of the table's rows (inserted, updated and deleted) is folded
@@ -72,6 +73,7 @@ def update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *,
             # Named as lancedb names them (`text_idx`), so that `table.index_stats("text_idx")` finds them.
             name = index.name if index is not None else f"{column}_idx"
             dataset.create_scalar_index(column, "INVERTED", name=name, replace=True, **params)
+            memory.trim()  # each build's peak, given back before the next
     return True
 
 
@@ -93,6 +95,7 @@ def update_scalar_indexes(dataset: lance.LanceDataset, *, fold: str | None, ngra
             dataset.drop_index(index.name)
     elif not substrings and dataset.count_rows() >= ngram_min_rows:
         dataset.create_scalar_index(layout.TEXT, "NGRAM", name=NGRAM_INDEX)
+        memory.trim()
     if fold == "delta":
         dataset.optimize.optimize_indices(num_indices_to_merge=0)
     elif fold == "merge":

@@ -16,28 +16,31 @@ imported while the documents are read, and not at all when nothing changed.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from lancelot_indexer import __version__, lock, log, sources
+from lancelot_indexer import __version__, lock, log, replace, sources
 from lancelot_indexer.changes import changes
-from lancelot_indexer.collect import DEFAULT_FILE_TIMEOUT, Columns, ProgressCallback, Reader, require_folder, walked
+from lancelot_indexer.collect import (
+    DEFAULT_FILE_TIMEOUT,
+    ProgressCallback,
+    Reader,
+    Walked,
+    require_folder,
+    walked,
+)
 from lancelot_indexer.errors import EmptyDocsError
+from lancelot_indexer.replace import Extension
 from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_schema import languages, layout
 
 if TYPE_CHECKING:
-    import lance
-    import pyarrow as pa
+    pass
 
 __all__ = ["Extension", "Options", "ProgressCallback", "Report", "build", "metadata"]
 
@@ -86,42 +89,6 @@ class Report:
     kept_rows: int = 0  # rows of the kept documents (their vectors too were reused)
 
 
-class Extension(Protocol):
-    """Adds columns (and metadata) to the rows before they are written, a batch at a time; `current` is the
-    table now. `settings` is the part of its stamp known beforehand: a table stamped otherwise is rebuilt whole.
-    `kept` is told, last, how many rows stayed as they were (their columns too; `width`: of the table's vectors)."""
-
-    def settings(self) -> dict[str, str]: ...
-
-    def extend(self, rows: pa.Table, current: lance.LanceDataset | None) -> tuple[pa.Table, dict[str, str]]: ...
-
-    def kept(self, rows: int, width: int) -> None: ...
-
-
-def _load_writer() -> None:
-    # pyarrow and Lance take a few tenths of a second to import: done while the workers read.
-    import lancelot_indexer.write  # noqa: F401
-
-
-@contextlib.contextmanager
-def _writer_import() -> Iterator[Callable[[], None]]:
-    """A function that starts importing the writer in a thread (once); the thread is waited for on the way
-    out: an interpreter that exits while a thread is halfway through importing pyarrow and Lance aborts
-    ("Fatal Python error: PyGILState_Release")."""
-    started: list[threading.Thread] = []
-
-    def start() -> None:
-        if not started and "lancelot_indexer.write" not in sys.modules:
-            started.append(threading.Thread(target=_load_writer, daemon=True))
-            started[0].start()
-
-    try:
-        yield start
-    finally:
-        for thread in started:
-            thread.join()
-
-
 def count(number: int, noun: str) -> str:
     """`1 chunk`, `2 chunks`: every noun in the indexer's messages takes a plain -s."""
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
@@ -145,21 +112,6 @@ def metadata(
 
 def _stamp(options: Options) -> dict[str, str]:
     return metadata(options.chunk_size, options.link, options.language, options.exclude)
-
-
-def _tables(
-    first: Columns | None, rest: Iterator[Columns], extension: Extension | None, current: object, stamp: dict[str, str]
-) -> Iterator[pa.Table]:
-    """Each batch as an Arrow table with the extension's columns, stamped (`stamp` is completed meanwhile)."""
-    from lancelot_indexer import write
-
-    head = first if first is not None else {name: [] for name in layout.INDEXER_COLUMNS}
-    for columns in itertools.chain([head], rest):
-        rows = write.rows_table(columns)
-        if extension is not None:
-            rows, extra = extension.extend(rows, current)  # type: ignore[arg-type]
-            stamp.update(extra)
-        yield rows.replace_schema_metadata(stamp)
 
 
 def build(
@@ -187,40 +139,41 @@ def build(
             Reader(
                 options.chunk_size, len(found.found), workers=options.workers, file_timeout=options.file_timeout
             ) as reader,
-            _writer_import() as import_writer,
+            replace.writer_import() as import_writer,
         ):
             table_dir = db / f"{options.table}.lance"
             cached = sources.cached(table_dir)
             if cached is None and table_dir.is_dir():
                 reader.start()  # forked before Lance is imported to read the table
-            previous = cached or _from_table(db, options)
+            previous = cached or replace.from_table(db, options.table, options.fts)
             full = "no table" if previous is None else sources.full_rebuild_reason(previous.settings, wanted)
             changed = changes(found.found, previous.files if previous is not None and full is None else {})
             replaced = None if full is not None else changed.replaced
-            if full is not None or replaced:
+            if changed.to_read:
                 reader.start()
+            if full is not None or replaced:
                 import_writer()  # a write is coming: Lance is imported while the workers read
             batches = reader.batches(changed.to_read, on_progress)
             first = next(batches, None)
             tally = reader.tally
             if first is None and not changed.kept and not options.allow_empty:
-                _log_leftovers([*found.skipped, *tally.skipped], found.duplicates, [])
+                _log_leftovers([*found.skipped, *tally.skipped], found.duplicates, _unmatched(options, found))
                 raise _empty(docs, found.excluded)
             unchanged = first is None and full is None and not replaced
             if unchanged and cached is not None and cached.fts == options.fts:
                 # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed).
                 lock.remove_temp_files(table_dir)
-                result = _Result("merge", cached.version, cached.rows, options.fts, cached.width)
+                result = replace.Result("merge", cached.version, cached.rows, options.fts, cached.width)
             else:
                 import_writer()
-                result = _write(db, options, first, batches, extension, stamp, replaced, on_write)
+                target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
+                result = replace.write_rows(db, target, first, batches, extension, stamp, replaced, on_write)
                 kept = {path: previous.files[path] for path in changed.kept} if previous is not None else {}
                 files = {**kept, **tally.hashes}
                 done = sources.Sources(wanted, files, options.fts, result.rows, result.version, result.width)
                 sources.save(table_dir, done)
     skipped = [*found.skipped, *tally.skipped]
-    used = {item.pattern for item in found.excluded}
-    unmatched = [pattern for pattern in options.exclude if pattern not in used]
+    unmatched = _unmatched(options, found)
     _log_leftovers(skipped, found.duplicates, unmatched)
     report = Report(
         docs=str(docs),
@@ -250,64 +203,10 @@ def build(
     return report
 
 
-@dataclass(frozen=True)
-class _Result:
-    strategy: str
-    version: int
-    rows: int
-    fts: bool
-    width: int  # of the vectors, 0 when there are none
-
-
-def _write(
-    db: Path,
-    options: Options,
-    first: Columns | None,
-    rest: Iterator[Columns],
-    extension: Extension | None,
-    stamp: dict[str, str],
-    replaced: frozenset[str] | None,
-    on_write: Callable[[], None] | None,
-) -> _Result:
-    """Write the batches: the whole table (`replaced` None) or the rows of the `replaced` paths (a merge)."""
-    from lancelot_indexer import stream, write
-
-    current = write.open_table(db, options.table)
-    tables = _tables(first, rest, extension, current, stamp)
-    head = next(tables)
-    plan = write.prepare(db, options.table, head.schema, before_change=on_write)
-    if first is None and not replaced and plan.strategy == "merge" and replaced is not None:
-        written = None  # only indexes to check: a run after one that was stopped before its indexes
-    else:
-        with stream.Feed(head.schema, lambda data: write.apply(plan, data, replaced)) as feed:
-            feed.put(head)
-            for table in tables:
-                feed.put(table)
-            if on_write is not None:
-                on_write()  # the input is complete: Lance commits next
-            written = feed.close()
-    result = write.finish(
-        plan,
-        written,
-        stamp if written is not None else None,
-        fts=options.fts,
-        language=options.language,
-        keep_versions=options.keep_versions,
-    )
-    width = stamp.get(layout.META_VECTOR_WIDTH, "")
-    if written is None:
-        width = layout.decode_metadata(plan.dataset.schema.metadata).get("vector_width", "") if plan.dataset else ""
-    return _Result(result.strategy, result.version, result.rows, result.fts, int(width) if width.isdigit() else 0)
-
-
-def _from_table(db: Path, options: Options) -> sources.Sources | None:
-    """What the current table says it was built from (this imports Lance), or None when there is none."""
-    if not (db / f"{options.table}.lance").is_dir():
-        return None
-    from lancelot_indexer import write
-
-    current = write.open_table(db, options.table)
-    return sources.from_table(current, options.fts) if current is not None else None
+def _unmatched(options: Options, found: Walked) -> list[str]:
+    """The --exclude patterns that matched nothing."""
+    used = {item.pattern for item in found.excluded}
+    return [pattern for pattern in options.exclude if pattern not in used]
 
 
 def _empty(docs: Path, excluded: list[Excluded]) -> EmptyDocsError:
