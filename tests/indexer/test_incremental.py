@@ -284,3 +284,28 @@ def test_an_emptied_folder_is_refused_and_with_allow_empty_empties_the_table(tmp
     report = build(docs, db, Options(allow_empty=True))
     assert (report.documents, report.chunks, report.removed) == (0, 0, 2) and snapshot(db) == []
     assert isinstance(lancedb.connect(db).open_table("documents").to_arrow(), pa.Table)
+
+
+def test_a_run_stopped_between_its_commit_and_its_indexes_is_finished_by_the_next(tmp_path, monkeypatch):
+    from lancelot_indexer import write
+
+    docs, db = pages(tmp_path / "docs"), tmp_path / "db"
+    build(docs, db)
+    (docs / "page02.md").write_text("# Page 2\n\nA wombat appears.\n", encoding="utf-8")
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(write, "finish", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            build(docs, db)
+    table = lancedb.connect(db).open_table("documents")
+    assert table.index_stats("text_idx").num_unindexed_rows > 0  # committed, not yet indexed
+    assert fts(db, "wombat") == ["page02.md#0"]  # searched unindexed meanwhile
+    report = build(docs, db)
+    assert (report.read, report.kept) == (0, 12)  # the table already holds the new page
+    table = lancedb.connect(db).open_table("documents")
+    assert all(table.index_stats(name).num_unindexed_rows == 0 for name in ("text_idx", "title_idx", "path_idx"))
+    assert snapshot(db) == full_build(docs, tmp_path)
+    assert sources.cached(db / "documents.lance") is not None
