@@ -15,7 +15,7 @@ from tests.server.conftest import endpoint_tools
 from tests.support.s3_server import Keys, read_only_policy
 
 from lancelot_schema.settings import resolve
-from lancelot_server.errors import LancelotError, StorageError
+from lancelot_server.errors import DatabaseNotFound, LancelotError, StorageError
 from lancelot_server.store import Store
 from lancelot_server.tools import Tools
 
@@ -85,9 +85,9 @@ def test_the_read_only_policy_of_readme_is_all_the_server_needs(s3_server, s3_db
     assert tools.read(source="guide/chain.md").reply["passages"]
 
 
-def failing(tools: Tools) -> tuple[str, dict[str, Any]]:
+def failing(tools: Tools, error: type[LancelotError] = StorageError) -> tuple[str, dict[str, Any]]:
     """The search refusal and the status of tools over a place they cannot read."""
-    with pytest.raises(StorageError) as caught:
+    with pytest.raises(error) as caught:
         tools.search("hiss", mode="text")
     return str(caught.value), tools.status()
 
@@ -156,7 +156,7 @@ def test_an_endpoint_that_does_not_answer_is_one_line(s3_server, s3_tools, close
 
 def test_an_empty_prefix_says_nothing_is_stored_there(s3_server, s3_db, s3_tools):
     uri = s3_db.replace("teams/docs", "teams/dcos")
-    message, status = failing(s3_tools(uri))
+    message, status = failing(s3_tools(uri), DatabaseNotFound)
     assert message == (
         f"Nothing is stored under {uri}: no table. Check LANCEDB_PATH, or build it with `lancelot-index DOCS {uri}`."
     )
@@ -207,3 +207,46 @@ def test_a_rebuild_is_seen_once_the_refresh_interval_has_passed(s3_server, s3_to
     time.sleep(0.6)  # more than the interval since the last check: the next call must look
     assert tools.search("zeppelin", mode="text")["hits"][0]["source"] == "guide/zeppelin.md"
     assert tools.status()["table"]["rows"] > rows
+
+
+# What a bucket costs: a listing is a round trip, so status and searches list it at most once per interval.
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Every lancedb.connect made from now on, and every table listing through those connections."""
+    import lancedb
+
+    calls: dict[str, int] = {"connect": 0, "list_tables": 0}
+    real_connect = lancedb.connect
+
+    def connect(*args, **kwargs):
+        calls["connect"] += 1
+        db = real_connect(*args, **kwargs)
+        real_list = db.list_tables
+
+        def list_tables(*args, **kwargs):
+            calls["list_tables"] += 1
+            return real_list(*args, **kwargs)
+
+        db.list_tables = list_tables
+        return db
+
+    monkeypatch.setattr(lancedb, "connect", connect)
+    return calls
+
+
+def test_status_and_searches_list_the_bucket_once_per_refresh_interval(s3_db, s3_tools, counted):
+    tools = s3_tools(s3_db, LANCELOT_REFRESH_SECONDS="3600")
+    first = tools.status()
+    for _ in range(3):
+        assert tools.status() == first
+        assert tools.search("hiss", mode="text")["hits"]
+    assert counted == {"connect": 1, "list_tables": 1}
+
+
+def test_an_unreachable_endpoint_is_waited_for_once_per_refresh_interval(s3_server, s3_tools, closed_url, counted):
+    uri = f"s3://{s3_server.bucket()}/teams/docs"
+    tools = s3_tools(uri, endpoint=closed_url.removesuffix("/v1"), LANCELOT_REFRESH_SECONDS="3600")
+    messages = {failing(tools)[0] for _ in range(3)}
+    assert len(messages) == 1 and counted["connect"] == 1

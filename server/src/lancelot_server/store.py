@@ -49,8 +49,9 @@ def _consistency(location: Location) -> timedelta:
     return READ_CONSISTENCY if location.local else timedelta(seconds=location.refresh_seconds)
 
 
-def _nothing_stored(location: Location) -> str:
-    return (
+def _nothing_stored(location: Location) -> DatabaseNotFound:
+    # A prefix is no folder: an empty listing is the bucket's "does not exist" (a mistyped prefix, most often).
+    return DatabaseNotFound(
         f"Nothing is stored under {location}: no table. Check LANCEDB_PATH, or build it with "
         f"`lancelot-index DOCS {location}`."
     )
@@ -209,7 +210,8 @@ class Store:
         self._lock = threading.Lock()
         self._db: Any = None
         self._tables: dict[str, Any] = {}
-        self._listed: tuple[float, list[str] | str] | None = None  # object storage: when, names or the failure
+        # Object storage: when the tables were listed, and their names or the failure.
+        self._listed: tuple[float, list[str] | LancelotError] | None = None
         self.location: Location | None = None
         self._refused: str | None = None
         if db_path is not None:
@@ -294,16 +296,16 @@ class Store:
         with self._lock:
             listed = self._listed
         if listed is None or time.monotonic() - listed[0] >= location.refresh_seconds:
-            found: list[str] | str
+            found: list[str] | LancelotError
             try:
                 found = self._listing() or _nothing_stored(location)
             except LancelotError as exc:
-                found = str(exc)
+                found = exc
             listed = (time.monotonic(), found)
             with self._lock:
                 self._listed = listed
-        if isinstance(listed[1], str):
-            raise StorageError(listed[1])
+        if isinstance(listed[1], LancelotError):
+            raise type(listed[1])(str(listed[1]))  # a fresh one: the kept one's traceback stays as it was
         return list(listed[1])
 
     def _listing(self) -> list[str]:
