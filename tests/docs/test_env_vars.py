@@ -9,10 +9,11 @@ from lancelot_schema import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "shared" / "src", ROOT / "indexer" / "src", ROOT / "server" / "src"]
-# Lancelot's own names and the ones it shares with LanceDB and OpenAI tooling, as string literals: the
+# Lancelot's own names and the ones it shares with LanceDB, OpenAI and AWS tooling (the AWS names it resolves), as string literals: the
 # code reads a variable by a quoted name, while an unquoted match is a Python constant (OPENAI_HOST).
 NAME = re.compile(
-    r"(?<=[\"'])(?:LANCEDB_[A-Z0-9_]*[A-Z0-9]|LANCELOT_[A-Z0-9_]*[A-Z0-9]|OPENAI_[A-Z0-9_]*[A-Z0-9]|EMBEDDING_MODEL)(?=[\"'])"
+    r"(?<=[\"'])(?:LANCEDB_[A-Z0-9_]*[A-Z0-9]|LANCELOT_[A-Z0-9_]*[A-Z0-9]|OPENAI_[A-Z0-9_]*[A-Z0-9]|EMBEDDING_MODEL"
+    r"|AWS_(?:ENDPOINT_URL(?:_S3)?|REGION|DEFAULT_REGION))(?=[\"'])"
 )
 TABLE_ROW = re.compile(r"^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|", re.MULTILINE)
 
