@@ -168,8 +168,9 @@ def finish(
         if plan.strategy == "merge":
             small = indexes.small_change(dataset, written.changed_rows if written is not None else 0)
             fold = "delta" if small else "merge"
+        indexes.update_ngram(dataset, wanted=fts, min_rows=NGRAM_MIN_ROWS)
         has_fts = indexes.update_fts(dataset, params, compact=fold == "merge")
-        indexes.update_scalar_indexes(dataset, fold=fold, ngram=fts, ngram_min_rows=NGRAM_MIN_ROWS)
+        indexes.update_scalar_indexes(dataset, fold=fold)
         removed = remove_old_versions(plan.uri, keep_versions) if plan.strategy != "create" else 0
         return WriteResult(
             plan.strategy, dataset.version, dataset.count_rows(), has_fts, removed, plan.temp_files_removed
