@@ -325,3 +325,19 @@ def test_a_time_limit_that_is_not_a_positive_number_is_a_usage_error(tmp_path):
         result = CliRunner().invoke(main, ["--file-timeout", value, str(tmp_path), str(tmp_path / "db")])
         assert result.exit_code == 2, result.output
         assert "Invalid value for '--file-timeout'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("db", "problem"),
+    [
+        ("s3://acme-docs/lancelot", "s3://acme-docs/lancelot is on object storage, which this lancelot-index does not"),
+        ("s3:/acme-docs/lancelot", "not a valid URI"),
+        ("ftp://example.com/db", "ftp://"),
+    ],
+)
+def test_a_uri_is_never_written_as_a_local_folder(docs, tmp_path, db, problem):
+    done = subprocess.run([BIN / "lancelot-index", docs, db], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert problem in " ".join(done.stderr.split())
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "s3:").exists() and not (tmp_path / "ftp:").exists()

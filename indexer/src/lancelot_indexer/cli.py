@@ -97,6 +97,18 @@ def _folder(ctx: click.Context, param: click.Parameter, value: str) -> Path:
     # An empty argument (an unset "$DB" in a script) would otherwise mean the current folder.
     if not value.strip():
         raise click.BadParameter("is empty; name a folder (use . for the current one).")
+    from lancelot_schema import storage
+
+    # A URI is a URI: never a local folder named `s3:` (what Path would make of s3://bucket/db).
+    try:
+        location = storage.locate(value)
+    except storage.LocationError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if not location.local:
+        raise click.BadParameter(
+            f"{location} is on object storage, which this lancelot-index does not write yet (the server reads it): "
+            f"index into a folder, then copy the folder there (for example `aws s3 sync DB {location}`)."
+        )
     return Path(value)
 
 
