@@ -9,8 +9,9 @@ from lancelot_schema import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "shared" / "src", ROOT / "indexer" / "src", ROOT / "server" / "src"]
-# Lancelot's own names and the ones it shares with LanceDB, OpenAI and AWS tooling (the AWS names it resolves), as string literals: the
-# code reads a variable by a quoted name, while an unquoted match is a Python constant (OPENAI_HOST).
+# Lancelot's own names and the ones it shares with LanceDB, OpenAI and AWS tooling (the AWS names it resolves),
+# as string literals: the code reads a variable by a quoted name, while an unquoted match is a Python constant
+# (OPENAI_HOST).
 NAME = re.compile(
     r"(?<=[\"'])(?:LANCEDB_[A-Z0-9_]*[A-Z0-9]|LANCELOT_[A-Z0-9_]*[A-Z0-9]|OPENAI_[A-Z0-9_]*[A-Z0-9]|EMBEDDING_MODEL"
     r"|AWS_(?:ENDPOINT_URL(?:_S3)?|REGION|DEFAULT_REGION))(?=[\"'])"
