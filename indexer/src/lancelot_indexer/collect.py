@@ -194,6 +194,10 @@ class Reader:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the worker processes (a later `batches` starts new ones)."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -237,6 +241,8 @@ class Reader:
                 yield columns
                 columns = empty_columns()
                 by_row = [columns[name] for name in _ROW_COLUMNS]
+        # Every file is read: the workers go now, not after the write (their memory would add to its peaks).
+        self.close()
         if columns[layout.ID]:
             yield columns
 

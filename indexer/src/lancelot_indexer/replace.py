@@ -72,7 +72,9 @@ def writer_import() -> Iterator[Callable[[], None]]:
         yield start
     finally:
         for thread in started:
-            thread.join()
+            # RuntimeError: a stop (SIGTERM) came while `start` waited for it to begin, and it never ran.
+            with contextlib.suppress(RuntimeError):
+                thread.join()
 
 
 def tables(
