@@ -76,7 +76,8 @@ def test_a_table_folder_lance_cannot_write_is_a_database_error_naming_it(tmp_pat
     assert (db / "documents.lance").read_text(encoding="utf-8") == "not a table"
 
 
-@pytest.mark.parametrize("name", ["file:db", "memory:x", "c:db", "s3:bucket"])
+# (`s3:bucket` is refused: a known scheme without its slashes is a mistyped URI; tests/indexer/test_cli.py)
+@pytest.mark.parametrize("name", ["file:db", "memory:x", "c:db"])
 def test_a_database_folder_named_like_a_url_is_a_local_folder(tmp_path, name):
     docs = small_docs(tmp_path / "docs", files=2)
     done = subprocess.run([BIN / "lancelot-index", docs, name], cwd=tmp_path, capture_output=True, text=True)
