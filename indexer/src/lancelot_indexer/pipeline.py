@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lancelot_indexer import __version__, lock, log, replace, sources
+from lancelot_indexer import __version__, lock, log, memory, replace, sources
 from lancelot_indexer.changes import changes
 from lancelot_indexer.collect import (
     DEFAULT_FILE_TIMEOUT,
@@ -130,6 +130,7 @@ def build(
     options = options or Options()
     started = time.perf_counter()
     require_folder(docs)
+    memory.limit_arenas()
     stamp = _stamp(options)
     wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
     # Locked before reading: a second indexer stops at once, not after reading the whole folder.
