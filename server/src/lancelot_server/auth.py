@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import anyio
@@ -39,6 +39,12 @@ _JWT = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 
 class AuthConfigError(ValueError):
     """The auth settings cannot work together; the message names the settings."""
+
+
+class JwtCheck(Verifier, Protocol):
+    """A verifier that may wait on the network (`oauth.JwtVerifier`, fetching the issuer's keys), and says when."""
+
+    def may_block(self, token: str) -> bool: ...
 
 
 def _refused(status: int, message: str, challenge: str) -> Refusal:
@@ -80,7 +86,7 @@ class Authenticator:
     """Checks a request's bearer token; `documents` are the paths it publishes without a token (GET)."""
 
     static: StaticTokens | None = None
-    jwt: Verifier | None = None
+    jwt: JwtCheck | None = None
     oauth: Oauth | None = None
     documents: dict[str, bytes] = field(default_factory=dict)
 
@@ -136,8 +142,7 @@ class Authenticator:
             except Rejected as exc:
                 rejected = exc
         if self.jwt is not None and _JWT.fullmatch(token):
-            may_block = getattr(self.jwt, "may_block", None)
-            if may_block is not None and not may_block(token):
+            if not self.jwt.may_block(token):
                 return self.jwt.verify(token)  # keys at hand: CPU work, on the loop
             # A fetch of the issuer's keys may wait: off the event loop.
             return await anyio.to_thread.run_sync(self.jwt.verify, token)
