@@ -95,7 +95,11 @@ def count(number: int, noun: str) -> str:
 
 
 def metadata(
-    chunk_size: int, link: str | None = None, language: str = languages.DEFAULT, exclude: tuple[str, ...] = ()
+    chunk_size: int,
+    link: str | None = None,
+    language: str = languages.DEFAULT,
+    exclude: tuple[str, ...] = (),
+    source: Path | None = None,
 ) -> dict[str, str]:
     stamp = {
         layout.META_LAYOUT_VERSION: layout.LAYOUT_VERSION,
@@ -107,11 +111,13 @@ def metadata(
     }
     if link is not None:
         stamp[layout.META_LINK_TEMPLATE] = link
+    if source is not None:
+        stamp[layout.META_SOURCE] = str(source.absolute())
     return stamp
 
 
-def _stamp(options: Options) -> dict[str, str]:
-    return metadata(options.chunk_size, options.link, options.language, options.exclude)
+def _stamp(options: Options, docs: Path) -> dict[str, str]:
+    return metadata(options.chunk_size, options.link, options.language, options.exclude, docs)
 
 
 def build(
@@ -131,7 +137,7 @@ def build(
     started = time.perf_counter()
     require_folder(docs)
     memory.limit_arenas()
-    stamp = _stamp(options)
+    stamp = _stamp(options, docs)
     wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
     # Locked before reading: a second indexer stops at once, not after reading the whole folder.
     with lock.locked(db):

@@ -77,6 +77,7 @@ META_LINK_TEMPLATE = "lancelot.link_template"
 META_LANGUAGE = "lancelot.language"  # languages.NAMES: how the full-text indexes split words
 META_EMBEDDED = "lancelot.embedded"  # what a vector embeds: EMBEDDED_TEXT, or EMBEDDED_CONTEXT
 META_EXCLUDE = "lancelot.exclude"  # the --exclude patterns the rows were read with, as a JSON list
+META_SOURCE = "lancelot.source"  # the DOCS folder the rows were read from, absolute (not a row setting)
 
 METADATA_KEYS: tuple[str, ...] = (
     META_LAYOUT_VERSION,
@@ -90,6 +91,7 @@ METADATA_KEYS: tuple[str, ...] = (
     META_LANGUAGE,
     META_EMBEDDED,
     META_EXCLUDE,
+    META_SOURCE,
 )
 
 # What `--embed` embeds per passage (`META_EMBEDDED`): the passage text alone (layouts 1 and 2), or its
