@@ -53,6 +53,25 @@ class DatabaseStatus(TypedDict):
     error: NotRequired[str]
 
 
+class Coverage(TypedDict):
+    """Rows the full-text index of the text column covers, and rows it does not cover yet (searched by a scan)."""
+
+    indexedRows: int
+    unindexedRows: int
+
+
+class Freshness(TypedDict):
+    """How current a table is: `builtAt` and `source` as the indexer stamped them (None when not stamped),
+    `documents` None for a table whose rows do not number their passages, `fullText` None without an index."""
+
+    builtAt: str | None
+    source: str | None
+    version: int
+    documents: int | None
+    passages: int
+    fullText: Coverage | None
+
+
 class TableStatus(TypedDict):
     name: str
     exists: bool
@@ -68,6 +87,7 @@ class TableStatus(TypedDict):
     language: NotRequired[str]
     documentReads: NotRequired[Literal["indexed", "scan"]]
     metadata: NotRequired[dict[str, str]]
+    freshness: NotRequired[Freshness]
     searchTypes: NotRequired[list[SearchType]]
     error: NotRequired[str]
     note: NotRequired[str]

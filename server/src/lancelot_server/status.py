@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lancelot_server import __version__, access, documents, search
 from lancelot_server.embed import endpoint_host
 from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable
+from lancelot_server.freshness import freshness
 from lancelot_server.replies import DatabaseStatus, EmbeddingStatus, SearchType, StatusReply, TableStatus
 from lancelot_server.store import UNREADABLE_INDEX, Layout, damage, describe
 
@@ -84,11 +85,12 @@ def _table(tools: Tools, name: str) -> tuple[TableStatus, str | None]:
 def _described(tools: Tools, name: str, handle: Any, table_layout: Layout) -> TableStatus:
     found = damage(handle)
     broken_index = found.index_broken(table_layout.text)
+    rows = handle.count_rows()
     table = TableStatus(
         name=name,
         exists=True,
         readable=not found.missing,
-        rows=handle.count_rows(),
+        rows=rows,
         columns=list(table_layout.columns),
         textColumn=table_layout.text,
         titleColumn=table_layout.title,
@@ -100,6 +102,8 @@ def _described(tools: Tools, name: str, handle: Any, table_layout: Layout) -> Ta
         documentReads="indexed" if documents.indexed(table_layout) else "scan",
         metadata=table_layout.stamped,
     )
+    if not found.missing:
+        table["freshness"] = freshness(handle, table_layout, rows)
     if found.missing:
         table["error"] = str(tools.store.unreadable(name, found))
     elif broken_index:
