@@ -95,6 +95,8 @@ def test_status_of_a_lost_index_says_text_search_matches_substrings(
         "text search matches substrings"
     )
     assert status["searchTypes"] == ["text", "vector"]
+    # The passage numbers' index is lost too: the documents go uncounted, the rest of the freshness is there.
+    assert (table["freshness"]["documents"], table["freshness"]["passages"]) == (None, table["rows"])
 
 
 def test_an_intact_table_is_readable(lancelot_db, make_tools):

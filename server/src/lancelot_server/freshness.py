@@ -15,14 +15,17 @@ from __future__ import annotations
 from typing import Any
 
 from lancelot_server.replies import Coverage, Freshness
-from lancelot_server.store import Layout
+from lancelot_server.store import Damage, Layout
 
 
-def freshness(handle: Any, table_layout: Layout, rows: int) -> Freshness:
-    """`handle`: the open table; `rows`: its row count (already counted by the caller)."""
+def freshness(handle: Any, table_layout: Layout, rows: int, found: Damage) -> Freshness:
+    """`handle`: the open table; `rows`: its row count (already counted by the caller); `found`: its damage,
+    if any (a lost index on the passage numbers leaves the documents uncounted rather than the status failing)."""
     stamped = table_layout.stamped
     # Only the indexer's own tables (stamped) are sure to number passages from 0 in an integer column.
     numbered = table_layout.passage if stamped.get("layout_version") else None
+    if numbered is not None and found.index_broken(numbered):
+        numbered = None
     return Freshness(
         builtAt=stamped.get("indexed_at") or None,
         source=stamped.get("source") or None,

@@ -103,7 +103,7 @@ def _described(tools: Tools, name: str, handle: Any, table_layout: Layout) -> Ta
         metadata=table_layout.stamped,
     )
     if not found.missing:
-        table["freshness"] = freshness(handle, table_layout, rows)
+        table["freshness"] = freshness(handle, table_layout, rows, found)
     if found.missing:
         table["error"] = str(tools.store.unreadable(name, found))
     elif broken_index:
