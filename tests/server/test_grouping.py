@@ -99,22 +99,32 @@ def test_per_document_out_of_range_is_refused(crowded_db, make_tools):
         make_tools(crowded_db).search("sprocket", per_document=0)
 
 
-def _hit(source, number):
-    return {"id": f"{source}#{number}", "title": None, "source": source, "heading": None, "text": "", "score": 0.0,
+def _hit(source, number, score):
+    return {"id": f"{source}#{number}", "title": None, "source": source, "heading": None, "text": "", "score": score,
             "metadata": {}}  # fmt: skip
 
 
 def test_with_one_passage_per_page_a_pages_two_best_passages_fuse_and_outrank_a_page_both_lists_rank_second():
-    from lancelot_server.tools import fused_ranking
+    from lancelot_server.tools import TEXT_WEIGHT, fused_ranking
 
-    # Page a: passage 1 first in text search, passage 2 first in vector search. Page b: second in both.
-    matched = [_hit("a.md", 1), _hit("b.md", 0)]
-    nearest = [_hit("a.md", 2), _hit("b.md", 0)]
-    pages = fused_ranking(matched, nearest, 1, 5)
-    assert [(hit["id"], round(score, 6)) for hit, score in pages] == [
-        ("a.md#1", round(2 / 61, 6)),  # shown by its text-search passage
-        ("b.md#0", round(2 / 62, 6)),
+    # Page a: passage 1 first in text search (BM25 5), passage 2 first in vector search (distance 0.1).
+    # Page b: second in both (BM25 4, distance 0.3); page c only in vector search, between them (0.2).
+    matched = [_hit("a.md", 1, 5.0), _hit("b.md", 0, 4.0)]
+    nearest = [_hit("a.md", 2, 0.1), _hit("c.md", 0, 0.2), _hit("b.md", 0, 0.3)]
+    pages = fused_ranking(matched, nearest, 1, 5, every_match=True)
+    vector_weight = 1 - TEXT_WEIGHT
+    assert [(hit["id"], score) for hit, score in pages] == [
+        ("a.md#1", pytest.approx(1.0)),  # shown by its text-search passage
+        ("b.md#0", pytest.approx(TEXT_WEIGHT * 4 / 5)),  # the text list holds every match: scaled from 0
+        ("c.md#0", pytest.approx(vector_weight * 0.5)),
     ]
-    # Fusing passages instead, b's one passage ranked second twice beats each of a's passages.
-    passages = fused_ranking(matched, nearest, 2, 5)
-    assert [hit["id"] for hit, _ in passages] == ["b.md#0", "a.md#1", "a.md#2"]
+    # Without every match listed, the text list's last hit is its floor: b keeps only what vectors give it.
+    assert [hit["id"] for hit, _ in fused_ranking(matched, nearest, 1, 5)] == ["a.md#1", "c.md#0", "b.md#0"]
+    # Fusing passages instead, each of a's passages counts in one list only, and both come before b.
+    passages = fused_ranking(matched, nearest, 2, 5, every_match=True)
+    assert [(hit["id"], score) for hit, score in passages] == [
+        ("a.md#1", pytest.approx(TEXT_WEIGHT)),
+        ("a.md#2", pytest.approx(vector_weight)),
+        ("b.md#0", pytest.approx(TEXT_WEIGHT * 4 / 5)),
+        ("c.md#0", pytest.approx(vector_weight * 0.5)),
+    ]

@@ -13,8 +13,7 @@ from tests.server import corpus
 from tests.server.conftest import endpoint_tools
 from tests.support.embedding_server import EmbeddingServer
 
-from lancelot_server.fusion import reciprocal_rank_fusion
-from lancelot_server.tools import HYBRID_DEPTH
+from lancelot_server.tools import HYBRID_DEPTH, TEXT_WEIGHT
 
 QUERY = "reclaim dead rows"
 
@@ -82,12 +81,20 @@ def test_hybrid_order_and_scores_are_the_fusion_of_the_two_lists(designed_db, de
     tools = endpoint_tools(make_tools, designed_db, designed_endpoint, table="documents", model="designed")
     text = tools.search(QUERY, mode="text", limit=HYBRID_DEPTH)["hits"]
     vector = tools.search(QUERY, mode="vector", limit=HYBRID_DEPTH)["hits"]
-    expected = reciprocal_rank_fusion([text, vector], key=lambda hit: hit["id"], limit=4)
+    assert len(text) < HYBRID_DEPTH  # every match listed: text scores are scaled from 0
+    best_bm25 = text[0]["score"]
+    nearest, farthest = vector[0]["score"], vector[-1]["score"]
+    expected: dict[str, float] = {}
+    for hit in text:
+        expected[hit["id"]] = TEXT_WEIGHT * hit["score"] / best_bm25
+    for hit in vector:
+        share = (farthest - hit["score"]) / (farthest - nearest)
+        expected[hit["id"]] = expected.get(hit["id"], 0.0) + (1 - TEXT_WEIGHT) * share
     hybrid = tools.search(QUERY, mode="hybrid", limit=4)["hits"]
-    assert [hit["id"] for hit in hybrid] == [hit["id"] for hit, _ in expected]
-    assert [hit["score"] for hit in hybrid] == [round(score, 6) for _, score in expected]
-    assert [hit["score"] for hit in hybrid] == sorted((hit["score"] for hit in hybrid), reverse=True)
-    assert hybrid[0]["score"] == round(2 / (60 + 2), 6)  # second in both lists
+    best_four = sorted(expected, key=lambda ident: -expected[ident])[:4]
+    assert [hit["id"] for hit in hybrid] == best_four
+    assert [hit["score"] for hit in hybrid] == [round(expected[ident], 6) for ident in best_four]
+    assert hybrid[0]["id"] == "answer.txt#0" and 0 < hybrid[-1]["score"] < hybrid[0]["score"] <= 1
 
 
 def test_auto_prefers_hybrid_when_everything_is_there(lancelot_db, embedding_server, make_tools):

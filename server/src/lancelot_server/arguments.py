@@ -52,7 +52,7 @@ SearchMode = Annotated[
     Mode,
     Field(
         description="auto: hybrid when it can run, else vector, else text; text: full-text (BM25) or substring; "
-        "vector: embeddings; hybrid: text and vector rankings fused (reciprocal rank fusion)."
+        "vector: embeddings; hybrid: text and vector rankings fused by their scaled scores."
     ),
 ]
 OneTable = Annotated[str, Field(min_length=1, max_length=MAX_TABLE)]
