@@ -42,7 +42,7 @@ def make_docs(root: Path) -> Path:
     (root / "binary.txt").write_bytes(b"PK\x03\x04\x00\x00binary")
     (root / "empty.md").write_text("", encoding="utf-8")
     (root / "long.txt").write_text(LONG_WORDS + "\n", encoding="utf-8")
-    (root / "notes.rst").write_text("not a document type\n", encoding="utf-8")
+    (root / "notes.odt").write_text("not a document type\n", encoding="utf-8")
     (root / ".hidden.md").write_text("# Hidden\n", encoding="utf-8")
     (root / ".git").mkdir()
     (root / ".git" / "config.txt").write_text("hidden folder\n", encoding="utf-8")

@@ -140,8 +140,10 @@ def test_hard_links_to_one_file_are_found_once_under_the_first_path(tmp_path):
 
 
 def test_document_extensions():
-    assert all(is_document(name) for name in ["a.md", "b.MARKDOWN", "c.Txt", "d.html", "e.HTM"])
-    assert not any(is_document(name) for name in ["a.rst", "b.pdf", "md", "c.md.bak"])
+    assert all(
+        is_document(name) for name in ["a.md", "b.MARKDOWN", "c.Txt", "d.html", "e.HTM", "f.rst", "g.PDF", "h.docx"]
+    )
+    assert not any(is_document(name) for name in ["a.odt", "b.doc", "md", "c.md.bak", "d.pdf.part"])
 
 
 def test_a_named_pipe_with_a_document_name_is_skipped_not_read(tmp_path):

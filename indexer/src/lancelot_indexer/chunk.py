@@ -3,8 +3,8 @@
 A chunk never spans two sections: a heading starts a new chunk, and every chunk records the trail of
 headings it sits under ("Install > Linux"). A block marked `whole` (a code fence, a `pre`) that fits in
 one chunk is never split; a longer paragraph is cut at the last whitespace before the limit. A chunk
-records the lines its text spans in the source file (where the format has lines) and the anchor of the
-block it starts in (HTML).
+records the lines its text spans in the source file (where the format has lines), the anchor of the
+block it starts in (HTML) and its page (PDF): a chunk never spans two pages, so that a hit names one page.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ class Block(NamedTuple):
     """A paragraph, a heading (`level` 1–6) or a block to keep whole (`whole`).
 
     `lines`: the first and last line (from 1) of the block in its source file, where the format has lines
-    to point at; `anchor`: the `id` of the nearest element that starts at or before it (HTML).
+    to point at; `anchor`: the `id` of the nearest element that starts at or before it (HTML); `page`: the
+    page it is on, from 1 (PDF).
     A NamedTuple rather than a frozen dataclass: one is made per paragraph of every page, twice as fast.
     """
 
@@ -31,6 +32,7 @@ class Block(NamedTuple):
     whole: bool = False
     lines: tuple[int, int] | None = None
     anchor: str | None = None
+    page: int | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Chunk:
     line_start: int | None = None  # first and last line of the chunk's text in the source file
     line_end: int | None = None
     anchor: str | None = None  # the anchor of the block the chunk starts in
+    page: int | None = None  # the page all of its text is on
 
 
 def paragraphs(text: str) -> list[Block]:
@@ -115,22 +118,23 @@ class _Packer:
         self.line_start: int | None = None
         self.line_end: int | None = None
         self.anchor: str | None = None
+        self.page: int | None = None
         self.chunks: list[Chunk] = []
 
     def flush(self) -> None:
         if self.parts:
             text = "\n\n".join(self.parts)
-            self.chunks.append(Chunk(text, self.heading, self.line_start, self.line_end, self.anchor))
+            self.chunks.append(Chunk(text, self.heading, self.line_start, self.line_end, self.anchor, self.page))
         self.parts, self.length = [], 0
         self.heading = HEADING_SEPARATOR.join(text for _, text in self.trail)
 
-    def add(self, piece: str, lines: tuple[int, int] | None, anchor: str | None) -> None:
+    def add(self, piece: str, lines: tuple[int, int] | None, anchor: str | None, page: int | None) -> None:
         extra = len(piece) + (2 if self.parts else 0)
-        if self.parts and self.length + extra > self.size:
+        if self.parts and (self.length + extra > self.size or page != self.page):
             self.flush()
             extra = len(piece)
         if not self.parts:
-            self.line_start, self.anchor = (lines[0] if lines else None), anchor
+            self.line_start, self.anchor, self.page = (lines[0] if lines else None), anchor, page
         self.line_end = lines[1] if lines else None
         self.parts.append(piece)
         self.length += extra
@@ -152,9 +156,9 @@ def chunk(blocks: list[Block], size: int) -> list[Chunk]:
         if len(block.text) <= size:  # most blocks: one piece with the block's lines (a setext underline too)
             piece = block.text if block.whole else block.text.strip()
             if piece:
-                packer.add(piece, block.lines, block.anchor)
+                packer.add(piece, block.lines, block.anchor, block.page)
             continue
         for piece, lines in _located(block, size):
-            packer.add(piece, lines, block.anchor)
+            packer.add(piece, lines, block.anchor, block.page)
     packer.flush()
     return packer.chunks

@@ -23,9 +23,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from lancelot_indexer.chunk import Document, chunk, paragraphs
+from lancelot_indexer import formats
+from lancelot_indexer.chunk import Document, chunk
 from lancelot_indexer.decode import CP1252, BinaryError, decode
 from lancelot_indexer.errors import DocsError
+from lancelot_indexer.formats import Unreadable
 from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped, walk
 from lancelot_indexer.workers import Lost, Workers
 from lancelot_schema import layout
@@ -41,11 +43,11 @@ DEFAULT_FILE_TIMEOUT = 60.0
 # Lance writes large pages and an embedding batch fills its requests.
 BATCH_ROWS = 8192
 # Imported once by a forkserver, not by each worker it starts.
-_READERS = ["lancelot_indexer.collect", "lancelot_indexer.html", "lancelot_indexer.markdown"]
+_READERS = ["lancelot_indexer.collect", "lancelot_indexer.html", "lancelot_indexer.markdown", "lancelot_indexer.rst"]
 
 # A document's rows in layout.INDEXER_COLUMNS order but `path` and `file_hash` (the same for all), with its
 # encoding and the hash of its file; or why it was skipped.
-Row = tuple[str, str, str, str, str, int, int, int | None, int | None, str | None]
+Row = tuple[str, str, str, str, str, int, int, int | None, int | None, str | None, int | None]
 Rows = list[Row]
 _PER_DOCUMENT = (layout.PATH, layout.FILE_HASH)
 _ROW_COLUMNS = tuple(name for name in layout.INDEXER_COLUMNS if name not in _PER_DOCUMENT)
@@ -74,24 +76,20 @@ class Tally:
     hashes: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the file its rows came from
 
 
-class _Unusable(Exception):
-    """A file that is skipped, with the reason as its message."""
+# What a binary document records where a text one records its encoding (only Windows-1252 is reported).
+BINARY = "binary"
 
 
-def parse(found: Found, text: str) -> Document:
-    """A document's title and blocks, by its kind."""
-    name = found.path.name
-    suffix = found.path.suffix.lower()
-    if suffix in (".html", ".htm"):
-        from lancelot_indexer import html
-
-        return html.extract(text, name)
-    if suffix in (".md", ".markdown"):
-        # markdown-it and PyYAML take a tenth of a second to import: only when there is Markdown.
-        from lancelot_indexer import markdown
-
-        return markdown.extract(text, name)
-    return Document(name, paragraphs(text))
+def parse(found: Found, data: bytes) -> tuple[str, Document]:
+    """The encoding a document was read with and its title and blocks, by its kind (`formats.FORMATS`)."""
+    reader = formats.format_of(found.path)
+    if reader.binary:
+        return BINARY, formats.extract(reader, data, found.path.name)
+    try:
+        decoded = decode(data)
+    except BinaryError as exc:
+        raise Unreadable(str(exc)) from exc
+    return decoded.encoding, formats.extract(reader, decoded.text, found.path.name)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -108,19 +106,15 @@ def read_bytes(path: Path) -> bytes:
         finally:
             os.close(handle)
     except OSError as exc:
-        raise _Unusable(f"unreadable: {exc.strerror or exc}") from exc
+        raise Unreadable(f"unreadable: {exc.strerror or exc}") from exc
 
 
 def read_document(found: Found, chunk_size: int) -> Outcome:
     """One file's encoding, content hash and rows, or the reason it cannot be used (runs in a worker too)."""
     try:
         data = read_bytes(found.path)
-        try:
-            decoded = decode(data)
-        except BinaryError as exc:
-            raise _Unusable(str(exc)) from exc
-        document = parse(found, decoded.text)
-    except _Unusable as exc:
+        encoding, document = parse(found, data)
+    except Unreadable as exc:
         return str(exc)
     except (RecursionError, MemoryError) as exc:
         # A pathological file (markup nested thousands deep) costs that file, never the run.
@@ -141,11 +135,12 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
             piece.line_start,
             piece.line_end,
             piece.anchor,
+            piece.page,
         )
         for number, piece in enumerate(pieces)
     ]
     # The hash of the bytes that were parsed: a file that changes after this is seen as changed next time.
-    return decoded.encoding, hashlib.sha256(data).hexdigest(), rows
+    return encoding, hashlib.sha256(data).hexdigest(), rows
 
 
 def _workers(files: int, requested: int | None) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+from lancelot_indexer.formats import SUFFIXES as EXTENSIONS
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The `lancedb_query` reply: one Markdown block that fits a character budget.
 
 A header (mode, search type, query, any note), then one section per chunk in rank order, each with its
-source (line range or anchor), id and score (and its table, when several were searched), and its title
+source (line range, anchor or page), id and score (and its table, when several were searched), and its title
 linked when the table has a link template. A
 chunk whose section would take the block past the budget is left out whole, and the block ends by saying
 how many were left out; only the first chunk, when even it does not fit, is shown cut at a word, with a
@@ -64,6 +64,8 @@ def _where(hit: SearchHit) -> str:
         where += f", line {first}" if first == last else f", lines {first}–{last}"
     elif "anchor" in hit:
         where += f"#{hit['anchor']}"
+    if "page" in hit:
+        where += f", page {hit['page']}"
     return where
 
 

@@ -154,6 +154,7 @@ class _Page:
         found = locators(row, layout, self.document.source)
         where = [f"lines {found['lines'][0]}–{found['lines'][1]}"] if "lines" in found else []
         where += [f"#{found['anchor']}"] if "anchor" in found else []
+        where += [f"page {found['page']}"] if "page" in found else []
         where += [found["url"]] if "url" in found else []
         located = f"\n{' · '.join(where)}" if where else ""
         return f"\n{title}{located}\n\n{text}\n"

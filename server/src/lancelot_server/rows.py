@@ -16,8 +16,10 @@ from lancelot_schema import layout, links
 from lancelot_server.store import Layout
 
 HEADER_OPEN = "<document_metadata>"
-# Layout 2's locator columns: shown as a hit's own fields, not repeated in its metadata.
-LOCATOR_COLUMNS = frozenset((layout.PASSAGE, layout.PASSAGES, layout.LINE_START, layout.LINE_END, layout.ANCHOR))
+# The locator columns (layout 2; the page, layout 5): shown as a hit's own fields, not repeated in its metadata.
+LOCATOR_COLUMNS = frozenset(
+    (layout.PASSAGE, layout.PASSAGES, layout.LINE_START, layout.LINE_END, layout.ANCHOR, layout.PAGE)
+)
 HEADER_CLOSE = "</document_metadata>"
 
 
@@ -32,6 +34,7 @@ class Hit(TypedDict):
     passage: NotRequired[int]  # the passage's number in its document (layout 2)
     lines: NotRequired[list[int]]  # its first and last line in the source file
     anchor: NotRequired[str]  # the HTML id at or before it (`page.html#anchor`)
+    page: NotRequired[int]  # the page it is on, from 1 (PDF; layout 5)
     url: NotRequired[str]  # where it is published, from the table's link template
 
 
@@ -41,6 +44,7 @@ class Locators(TypedDict, total=False):
     passage: int
     lines: list[int]
     anchor: str
+    page: int
     url: str
 
 
@@ -84,7 +88,7 @@ def _text(value: Any) -> str | None:
 
 
 def locators(row: dict[str, Any], table_layout: Layout, source: str | None) -> Locators:
-    """The row's passage number, line range, anchor and (with a link template) URL, each only when known."""
+    """The row's passage number, line range, anchor, page and (with a link template) URL, each only when known."""
     found = Locators()
     number = row.get(table_layout.passage) if table_layout.passage else None
     if isinstance(number, int):
@@ -96,6 +100,10 @@ def locators(row: dict[str, Any], table_layout: Layout, source: str | None) -> L
     anchor = _text(row.get(table_layout.anchor)) if table_layout.anchor else None
     if anchor:
         found["anchor"] = anchor
+    # Layout 5; a table of an older layout has no such column, and its rows no such key.
+    page = row.get(layout.PAGE) if layout.PAGE in table_layout.columns else None
+    if isinstance(page, int):
+        found["page"] = page
     template = table_layout.link_template
     if template and source:
         lines = found.get("lines")

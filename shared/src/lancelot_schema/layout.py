@@ -39,13 +39,17 @@ ANCHOR = "anchor"  # the `id` of the nearest HTML element that starts at or befo
 # Layout 4: the SHA-256 of the passage's source file as read, on each of its rows; a rebuild reads again only
 # the files whose hash changed (last, so that a table evolved from layout 3 keeps this column order).
 FILE_HASH = "file_hash"
+# Layout 5: the page a passage is on, from 1 (PDF; null elsewhere). A passage never spans two pages (last, so
+# that a table evolved from layout 4 keeps this column order).
+PAGE = "page"
 VECTOR = "vector"
 
 INDEXER_COLUMNS: tuple[str, ...] = (
-    ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, PASSAGES, LINE_START, LINE_END, ANCHOR, FILE_HASH
+    ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, PASSAGES, LINE_START, LINE_END, ANCHOR, FILE_HASH,
+    PAGE,
 )  # fmt: skip
 # The indexer's columns that hold 32-bit integers; every other one of INDEXER_COLUMNS holds text.
-INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END)
+INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END, PAGE)
 # Columns the indexer builds a full-text (BM25) index on: text search matches a passage's text, its
 # document's title and its heading trail (layout 2; layout 1 indexed the text only).
 FULL_TEXT_COLUMNS: tuple[str, ...] = (TEXT, TITLE, HEADING)
@@ -61,9 +65,9 @@ VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
 
 # Bumped when the meaning of a column or metadata key changes. 2: passage, passages, line_start, line_end, anchor,
 # scalar indexes on path and passage, and the link template. 3: the language of the full-text indexes and what
-# each vector embeds. 4: each row's file hash and the --exclude patterns, for incremental rebuilds. The server reads
-# layouts 1 and 2 too (English; vectors of the passage text alone).
-LAYOUT_VERSION = "4"
+# each vector embeds. 4: each row's file hash and the --exclude patterns, for incremental rebuilds. 5: each row's
+# page (PDF). The server reads layouts 1 to 4 too (1 and 2: English; vectors of the passage text alone).
+LAYOUT_VERSION = "5"
 
 # Keys stamped into the table's schema metadata by the indexer (bytes keys, as Arrow stores them).
 META_LAYOUT_VERSION = "lancelot.layout_version"
