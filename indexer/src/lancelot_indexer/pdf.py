@@ -232,7 +232,7 @@ def _pointed(lines: list[_Line], top: float | None) -> int:
 def _blocks(lines: list[_Line], page: int, body: float) -> list[Block]:
     """One page's lines as headings and paragraphs."""
     blocks: list[Block] = []
-    pitch = _usual_gap(lines)
+    pitch = _usual_gap(lines, body)
     margin = max((line.right for line in lines), default=0.0)
     paragraph: list[str] = []
     previous: _Line | None = None
@@ -259,9 +259,11 @@ def _blocks(lines: list[_Line], page: int, body: float) -> list[Block]:
     return blocks
 
 
-def _usual_gap(lines: list[_Line]) -> float:
+def _usual_gap(lines: list[_Line], body: float) -> float:
+    """The usual gap between the baselines of a paragraph's lines: the page's median, but no more than a line
+    and a half of the body text (a page of few lines has few gaps to tell by)."""
     gaps = [a.y - b.y for a, b in itertools.pairwise(lines) if a.size == b.size and 0 < a.y - b.y < 3 * a.size]
-    return statistics.median(gaps) if gaps else 0.0
+    return min(statistics.median(gaps), 1.5 * body) if gaps else 1.5 * body
 
 
 def _starts_paragraph(previous: _Line, line: _Line, pitch: float, margin: float) -> bool:

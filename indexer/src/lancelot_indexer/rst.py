@@ -102,7 +102,7 @@ class _Reader:
         self.blocks: list[Block] = []
         self.styles: list[tuple[str, bool]] = []  # adornment styles, in the order they first appear
         self.paragraph: list[str] = []
-        self.first = 0  # the open paragraph's first line, as an index
+        self.first = self.last = 0  # the open paragraph's first and last line, as indexes (a table's borders between)
         self.literal_next = False  # the paragraph just closed ended in `::`
         self.columns: list[int] = []  # where the last grid table border had its `+`
 
@@ -122,7 +122,7 @@ class _Reader:
             text = text[:-2].rstrip() if text[:-2].endswith((" ", "\n")) or text == "::" else text[:-1]
         text = plain(text).strip()
         if text:
-            self.blocks.append(Block(text, lines=(self.first + 1, self.first + len(self.paragraph))))
+            self.blocks.append(Block(text, lines=(self.first + 1, self.last + 1)))
         self.paragraph = []
 
     def whole(self, start: int, end: int) -> None:
@@ -195,6 +195,7 @@ class _Reader:
         if not self.paragraph:
             self.first = at
         self.paragraph.append(stripped)
+        self.last = at
         return at + 1
 
     def cells(self, line: str) -> str:
@@ -212,7 +213,7 @@ class _Reader:
             if footnote is None:  # a comment, a link target or a substitution's definition
                 return end
             if footnote.group(1):
-                self.paragraph, self.first = [footnote.group(1)], at
+                self.paragraph, self.first, self.last = [footnote.group(1)], at, at
             return at + 1
         name = directive.group(1).lower().split(":")[-1]
         if name in DROPPED:

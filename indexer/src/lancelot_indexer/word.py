@@ -61,13 +61,15 @@ def _items(parent: Any, owner: Any) -> Iterator[Paragraph | Table]:
                 yield from _items(content, owner)
 
 
+def _style(paragraph: Paragraph) -> str:
+    """The name of the paragraph's style ("" when it has none: python-docx gives the default for an unknown one)."""
+    style = paragraph.style
+    return (style.name if style is not None else "") or ""
+
+
 def _level(paragraph: Paragraph) -> int:
     """The heading level of a paragraph in the Title or a Heading style (Title: 1, Heading N: N), else 0."""
-    try:
-        name = paragraph.style.name if paragraph.style is not None else ""
-    except (KeyError, ValueError):  # a style the document names but does not define
-        return 0
-    name = (name or "").casefold()
+    name = _style(paragraph).casefold()
     if name == "title":
         return 1
     number = name.removeprefix("heading ")
@@ -79,8 +81,12 @@ def _list_depth(paragraph: Paragraph) -> int | None:
     properties = paragraph._p.pPr
     numbering = properties.find(_NUM_PR) if properties is not None else None
     if numbering is None:
-        style = paragraph.style.name if paragraph.style is not None else ""
-        return 0 if (style or "").startswith("List") else None
+        # A list style ("List Bullet", "List Number 2"): its number, if any, is the depth from 1.
+        style = _style(paragraph)
+        if not style.startswith("List"):
+            return None
+        last = style.rsplit(" ", 1)[-1]
+        return int(last) - 1 if last.isdigit() and int(last) > 0 else 0
     level = numbering.find(_ILVL)
     value = level.get(qn("w:val")) if level is not None else None
     return int(value) if value is not None and value.isdigit() else 0

@@ -1,0 +1,65 @@
+"""Pages (layout 5) through the server: a PDF's hits and read passages say which page they are on, and tables of
+older layouts, which have no page column, answer as before."""
+
+from __future__ import annotations
+
+import lance
+import pytest
+from tests.server import corpus
+from tests.support.documents import Line, make_pdf
+
+from lancelot_schema import layout
+
+PAGES = [
+    [Line("Backups", 18, 720), Line("Take a backup with pg_dump every night.", 11, 690)],
+    [Line("Restoring", 18, 720), Line("Restore it with pg_restore into an empty database.", 11, 690)],
+    [Line("Checking", 18, 720), Line("Compare the row counts after a restore.", 11, 690)],
+]
+
+
+@pytest.fixture(scope="module")
+def paged_db(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pages")
+    docs = corpus.write_docs(root / "docs", {"notes.md": "# Notes\n\nThe restore notes live here.\n"})
+    (docs / "guide.pdf").write_bytes(make_pdf(PAGES, title="Backup Guide"))
+    db = root / "db"
+    corpus.index(docs, db)
+    # The same table as the layout-4 indexer wrote it: its indexes, no page column, stamped 4.
+    corpus.index(docs, db, "--table", "older")
+    older = lance.dataset(str(db / "older.lance"))
+    older.drop_columns([layout.PAGE])
+    older.update_schema_metadata({layout.META_LAYOUT_VERSION: "4"})
+    return db
+
+
+def test_a_pdf_hit_carries_its_page_and_other_hits_none(paged_db, make_tools):
+    hits = make_tools(paged_db).search("restore", mode="text", per_document=3)["hits"]
+    pages = {hit["id"]: hit.get("page") for hit in hits}
+    assert pages["guide.pdf#1"] == 2 and pages["guide.pdf#2"] == 3
+    assert pages["notes.md#0"] is None
+    assert all("page" not in hit["metadata"] for hit in hits)
+
+
+def test_the_query_block_names_the_page_beside_the_source(paged_db, make_tools):
+    block = make_tools(paged_db).query("pg_restore", mode="text")
+    assert "Source: guide.pdf, page 2\n" in block
+    assert "## 1. Backup Guide" in block
+
+
+def test_reading_a_pdf_passage_says_its_page_and_its_neighbours_theirs(paged_db, make_tools):
+    reading = make_tools(paged_db).read(id="guide.pdf#1")
+    assert [(passage["number"], passage["page"]) for passage in reading.reply["passages"]] == [(0, 1), (1, 2), (2, 3)]
+    assert "## Passage 1 · Restoring\npage 2\n" in reading.text
+    onward = make_tools(paged_db).read(source="guide.pdf", start=2)
+    assert onward.reply["passages"][0]["page"] == 3 and "\npage 3\n" in onward.text
+
+
+def test_a_table_of_layout_4_without_pages_answers_searches_and_reads(paged_db, make_tools):
+    tools = make_tools(paged_db, LANCELOT_TABLES="older")
+    found = tools.search("pg_restore", mode="text", table="older")
+    assert found["textMatch"] == "bm25" and found["hits"][0]["id"] == "guide.pdf#1"
+    assert "page" not in found["hits"][0]
+    assert ", page" not in tools.query("pg_restore", mode="text", table="older")
+    reading = tools.read(id="guide.pdf#1", table="older")
+    assert all("page" not in passage for passage in reading.reply["passages"])
+    assert "\npage " not in reading.text
