@@ -1,4 +1,5 @@
-"""Cold start: the entry points import nothing they do not need before the first tool call."""
+"""Cold start: the entry points import nothing they do not need before the first tool call, and a search reads
+through Lance alone (lancedb's import costs more than a second: its REST client's models)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,17 @@ def test_building_the_server_imports_no_database_or_embedding_library():
 def test_the_cli_module_and_the_package_import_neither_mcp_nor_the_database():
     loaded = imported_after("import lancelot_server, lancelot_server.cli")
     assert [name for name in ["mcp", *HEAVY] if name in loaded] == []
+
+
+def test_a_search_reads_through_lance_and_never_imports_lancedb(indexed_db):
+    loaded = imported_after(
+        "from lancelot_schema.settings import resolve\nfrom lancelot_server.store import Store\n"
+        "from lancelot_server.tools import Tools\n"
+        f"settings = resolve({{'LANCEDB_PATH': {str(indexed_db)!r}}})\n"
+        "tools = Tools(Store(settings.db_path), settings)\n"
+        "assert tools.search('tyre', mode='text')['hits']\n"
+        "assert tools.search('yre', mode='text', path='guide/')['textMatch'] == 'substring'\n"
+        "assert tools.status()['table']['rows']"
+    )
+    assert "lance" in loaded and "pyarrow" in loaded
+    assert [name for name in ["lancedb", "lance_namespace", "openai", "pandas"] if name in loaded] == []

@@ -22,12 +22,16 @@ import lancelot_server
 
 SERVER = Path(lancelot_server.__file__).parent
 
-# LanceDB's (and pylance's) calls that change a database, table or index, and file-system creation.
+# LanceDB's and Lance's calls that change a database, table or index (the server reads through Lance itself:
+# `lance_table.py`), Lance's file session's writes, and file-system creation.
 WRITES = {
     "create_table", "create_empty_table", "create_index", "create_fts_index", "create_scalar_index",
     "add", "delete", "update", "merge_insert", "add_columns", "alter_columns", "drop_columns",
     "optimize", "compact_files", "cleanup_old_versions", "drop_table", "drop_all_tables", "drop_database",
     "drop_index", "rename_table", "restore", "create_tag", "delete_tag", "write_dataset",
+    "commit", "commit_batch", "insert", "merge", "truncate_table", "update_schema_metadata",
+    "update_field_metadata", "update_metadata", "replace_schema_metadata", "replace_field_metadata",
+    "create_branch", "delete_branch", "add_bases", "open_writer", "upload_file", "delete_file",
     "mkdir", "makedirs",
 }  # fmt: skip
 # Pure functions that share a name with a write: pyarrow.compute's `add` (imported as `pc`) and a
@@ -63,12 +67,15 @@ def test_the_scan_finds_write_calls(tmp_path):
     sample.write_text(
         "db.create_table('t', rows)\ntable.add(rows)\ntable.delete(\"id = 1\")\ntable.update(where='x')\n"
         "table.merge_insert('id')\ntable.create_fts_index('text')\ntable.optimize()\n"
-        "ds.cleanup_old_versions()\ndb.drop_table('t')\nPath(p).mkdir()\nos.makedirs(p)\npc.add(a, b)\n",
+        "ds.cleanup_old_versions()\ndb.drop_table('t')\nPath(p).mkdir()\nos.makedirs(p)\npc.add(a, b)\n"
+        "lance.write_dataset(rows, uri)\nLanceDataset.commit(uri, op)\nds.update_schema_metadata({})\n"
+        "session.open_writer('f')\nsession.delete_file('f')\n",
         encoding="utf-8",
     )
     assert [entry.split()[1] for entry in write_calls(sample)] == [
         ".create_table(", ".add(", ".delete(", ".update(", ".merge_insert(", ".create_fts_index(",
-        ".optimize(", ".cleanup_old_versions(", ".drop_table(", ".mkdir(", ".makedirs(",
+        ".optimize(", ".cleanup_old_versions(", ".drop_table(", ".mkdir(", ".makedirs(", ".write_dataset(",
+        ".commit(", ".update_schema_metadata(", ".open_writer(", ".delete_file(",
     ]  # fmt: skip
 
 

@@ -93,14 +93,17 @@ def main(
     resolved = settings.load(os.environ)
 
     from lancelot_server import app
+    from lancelot_server.store import Store
 
     for problem in resolved.warnings:
         app.log.warning(problem)
-    server = app.build_server(resolved)
+    store = Store(resolved.db_path, resolved.storage)
+    server = app.build_server(resolved, store)
     if http_port is not None:
         from lancelot_server import http
 
         # stdout stays diverted to stderr for the whole run: over HTTP nothing may reach it.
+        store.prepare(resolved.table)
         http.serve(
             server,
             resolved,
@@ -115,4 +118,7 @@ def main(
         return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
     diversion.hand_back()
+    # The SDK is imported and the server built: Lance's import and the table's opening go on in the background
+    # while the client's handshake (and, in an assistant, the person's first question) comes in.
+    store.prepare(resolved.table)
     app.serve_stdio(server)

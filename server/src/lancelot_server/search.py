@@ -142,22 +142,22 @@ def _narrowed(query: Any, prefix: str | None, table_layout: Layout) -> Any:
     Rows are still checked against the prefix afterwards, as for other tables."""
     if prefix is None or table_layout.sources != (layout.PATH,):
         return query
-    from lancedb.expr import col
+    import pyarrow.compute as pc
 
-    return query.where(starting_with(col(layout.PATH), prefix), prefilter=True)
+    return query.where(starting_with(pc.field(layout.PATH), prefix), prefilter=True)
 
 
 def starting_with(column: Any, prefix: str) -> Any:
-    """`column` starts with `prefix`, as a range: UTF-8 text sorts by code point, so it is at least `prefix` and
-    less than `prefix` with its last code point that can grow grown by one."""
-    from lancedb.expr import lit
+    """`column` (a pyarrow field expression) starts with `prefix`, as a range: UTF-8 text sorts by code point, so
+    it is at least `prefix` and less than `prefix` with its last code point that can grow grown by one."""
+    import pyarrow.compute as pc
 
-    where = column >= lit(prefix)
+    where = column >= pc.scalar(prefix)
     for end in range(len(prefix) - 1, -1, -1):
         code = ord(prefix[end]) + 1
         code = 0xE000 if code == 0xD800 else code  # surrogates are not text
         if code <= 0x10FFFF:
-            return where & (column < lit(prefix[:end] + chr(code)))
+            return where & (column < pc.scalar(prefix[:end] + chr(code)))
     return where
 
 
@@ -168,7 +168,7 @@ def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: 
     Where the title and heading have one too (layout 2), a passage scores the sum of its text's BM25 and its
     title's and heading's, each weighted by `FIELD_BOOSTS`.
     """
-    from lancedb.query import BooleanQuery, MatchQuery, Occur
+    from lance.query import BooleanQuery, MatchQuery, Occur
 
     # Match queries: the text is tokenized as data, no query syntax (AND, quotes, field:) is parsed.
     match: Any = cast(Any, MatchQuery)(query, table_layout.text)

@@ -5,8 +5,9 @@ reach it); a folder is checked for a new table version at every call, a bucket a
 LANCELOT_REFRESH_SECONDS.
 
 The store is the only way the tools reach the database. It can list tables, describe one and hand out
-its handle for queries; nothing here (or anywhere in the server) writes. lancedb is imported on first
-use, not at import: it costs seconds, and `tools/list` must not wait for it.
+its handle for queries; nothing here (or anywhere in the server) writes. Tables are read through Lance
+(`lance_table.py`), imported on first use, not at import: `tools/list` must not wait for it, and
+`prepare()` opens the default table in the background as soon as a server starts.
 """
 
 from __future__ import annotations
@@ -208,12 +209,12 @@ class Store:
         # Never a password written into the URI: this is what status and every message show.
         self.db_path = storage_module.shown(db_path) if db_path is not None else None
         self._lock = threading.Lock()
-        self._db: Any = None
         self._tables: dict[str, Any] = {}
         # Object storage: when the tables were listed, and their names or the failure.
         self._listed: tuple[float, list[str] | LancelotError] | None = None
         self.location: Location | None = None
         self._refused: str | None = None
+        self._preparing: threading.Thread | None = None
         if db_path is not None:
             try:
                 self.location = storage_module.locate(db_path, storage)
@@ -251,23 +252,6 @@ class Store:
         if not path.is_dir():
             raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
 
-    def _connection(self) -> Any:
-        # Checked on every call, not only the first: connecting to a missing local folder would
-        # create it on the first write, and the folder may also vanish while we serve.
-        location = self._located()
-        with self._lock:
-            if self._db is None:
-                import lancedb
-
-                with self.reading():
-                    # A folder is absolute (never read as a URL such as `file:db`) and checked at every call.
-                    self._db = lancedb.connect(
-                        location.uri,
-                        read_consistency_interval=_consistency(location),
-                        storage_options=dict(location.options) or None,
-                    )
-            return self._db
-
     def failure(self, error: BaseException) -> StorageError | None:
         """The object store's refusal or absence behind `error`, as one line naming the URI; else None."""
         if self.location is None:
@@ -289,7 +273,29 @@ class Store:
             log.warning("object storage failed", database=self.db_path, error=str(exc)[:2000])
             raise problem from None
 
+    def prepare(self, name: str) -> None:
+        """Open table `name` in the background: Lance's import, the listing and the table's manifest, so that the
+        first search finds it open. Calls that come first wait for it; a failure is left for them to meet again
+        and report. Call it once the server answers requests (an import competing with the SDK's slows both)."""
+        if self.location is None or self._preparing is not None:
+            return
+        self._preparing = threading.Thread(target=self._prepare, args=(name,), name="lancelot-prepare", daemon=True)
+        self._preparing.start()
+
+    def _prepare(self, name: str) -> None:
+        try:
+            self.table(name)
+        except Exception as exc:  # the first call that needs the table meets it again and says why
+            log.debug("table not prepared", table=name, reason=str(exc)[:200])
+
+    def _ready(self) -> None:
+        """Wait for `prepare` to end (at once when it has, or was never started)."""
+        preparing = self._preparing
+        if preparing is not None and preparing is not threading.current_thread():
+            preparing.join()
+
     def table_names(self) -> list[str]:
+        self._ready()
         location = self._located()
         if location.local:
             return self._listing()
@@ -309,19 +315,15 @@ class Store:
         return list(listed[1])
 
     def _listing(self) -> list[str]:
-        db = self._connection()
-        names: list[str] = []
-        token: str | None = None
+        location = self._located()
+        from lancelot_server import lance_table
+
         with self.reading():
-            while True:
-                page = db.list_tables(page_token=token)
-                names.extend(page.tables)
-                token = page.page_token
-                if not token:
-                    return sorted(names)
+            return lance_table.table_names(location.uri, dict(location.options))
 
     def table(self, name: str) -> Any:
         """The table's handle, opened once. A table that is gone (dropped, or its folder replaced) is reopened."""
+        self._ready()
         self._located()  # a folder is checked at every call; a bucket through the listing kept below
         with self._lock:
             handle = self._tables.get(name)
@@ -334,10 +336,12 @@ class Store:
                     self._tables.pop(name, None)
         if name not in self.table_names():
             raise TableNotFound(self._missing_table(name))
-        db = self._connection()
+        location = self._located()
+        from lancelot_server.lance_table import LanceTable
+
         try:
             with self.reading():
-                handle = db.open_table(name)
+                handle = LanceTable.open(location.table_uri(name), dict(location.options), _consistency(location))
         except (FileNotFoundError, ValueError) as exc:
             # Listed but unreadable: a damaged folder, or one dropped since the listing.
             if name not in self.table_names():

@@ -1,8 +1,8 @@
 """The substring match: text search's fallback when a table has no full-text index or BM25 finds nothing
 (an identifier the tokenizer splits, part of a word, a word of another script).
 
-The words are data, never SQL: lookups filter with `lancedb.expr` expressions holding them as literal values,
-and scans match in Arrow on literal strings; the path filter is such an expression or runs in Arrow.
+The words are data, never SQL: lookups filter with pyarrow expressions holding them as literal values, and
+scans match in Arrow on literal strings; the path filter is such an expression or runs in Arrow.
 """
 
 from __future__ import annotations
@@ -94,19 +94,34 @@ def _trigrams(word: str) -> list[str]:
 
 
 def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, prefix: str | None) -> Any:
-    """The first `MAX_WORD_PASSAGES` rows whose lower-cased text contains `word`, through the n-gram index."""
-    from lancedb.expr import col, lit
+    """The first `MAX_WORD_PASSAGES` rows whose text contains `word` in any case, through the n-gram index."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    text = col(table_layout.text)
+    text = pc.field(table_layout.text)
     # The index answers `contains` for each trigram in any case (it lower-cases; `contains` is then checked as
-    # written, so every spelling is asked for): only rows holding all of them are read and checked.
-    where = text.lower().contains(lit(word))
+    # written, so every spelling is asked for): only rows holding all of them are read, then checked here for
+    # the word itself (Substrait, which carries the condition to Lance, has no lower-casing).
+    where = None
     for gram in _trigrams(word):
         spellings = itertools.product(*((char, char.upper()) if char.isalpha() else (char,) for char in gram))
-        where = where & functools.reduce(operator.or_, (text.contains(lit("".join(s))) for s in spellings))
+        held = functools.reduce(operator.or_, (pc.match_substring(text, "".join(s)) for s in spellings))
+        where = held if where is None else where & held
     if prefix is not None:
-        where = where & starting_with(col(layout.PATH), prefix)
-    return table.search().where(where).select(columns).with_row_id(True).limit(MAX_WORD_PASSAGES).to_arrow()
+        where = where & starting_with(pc.field(layout.PATH), prefix)
+    kept: list[Any] = []
+    left = MAX_WORD_PASSAGES
+    reader = table.search().where(where).select(columns).with_row_id(True).limit(None).to_batches(SCAN_BATCH_ROWS)
+    try:
+        for batch in reader:
+            holds = pc.fill_null(pc.match_substring(batch.column(table_layout.text), word, ignore_case=True), False)
+            kept.append(batch.filter(holds).slice(0, left))
+            left -= kept[-1].num_rows
+            if not left:
+                break
+    finally:
+        reader.close()
+    return pa.Table.from_batches(kept, schema=reader.schema)
 
 
 def _scanned(table: Any, table_layout: Layout, columns: list[str], words: list[str], prefix: str | None) -> Any:
