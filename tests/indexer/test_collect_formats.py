@@ -173,3 +173,16 @@ def test_the_format_libraries_are_imported_by_the_reader_processes_never_by_the_
     assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
     table = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()
     assert sorted(set(table[layout.PATH].to_pylist())) == ["backups.pdf", "notes.md", "replication.docx", "tuning.rst"]
+
+
+def test_a_rebuild_of_an_unchanged_folder_reads_no_pdf_or_word_file_again(tmp_path):
+    docs, db = mixed(tmp_path / "docs"), tmp_path / "db"
+    assert build(docs, db).read == 4
+    again = build(docs, db)
+    assert (again.read, again.kept, again.windows_1252) == (0, 4, [])
+    (docs / "backups.pdf").write_bytes(make_pdf(list(reversed(PAGES)), title="Backup Guide"))
+    changed = build(docs, db)
+    assert (changed.read, changed.kept) == (1, 3)
+    table = lancedb.connect(db).open_table("documents").to_arrow().to_pylist()
+    rows = {row[layout.ID]: (row[layout.PAGE], row[layout.HEADING]) for row in table}
+    assert (rows["backups.pdf#0"], rows["backups.pdf#1"]) == ((1, "Restoring"), (2, "Backups"))

@@ -14,7 +14,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lancelot_indexer.collect import read_bytes
+from lancelot_indexer import formats
+from lancelot_indexer.collect import BINARY, read_bytes
 from lancelot_indexer.decode import CP1252, encoding_of
 from lancelot_indexer.walk import Found
 
@@ -31,10 +32,12 @@ class Changes:
 
 
 def _fingerprint(found: Found) -> tuple[str, str] | None:
-    """The file's SHA-256 and encoding; None when it cannot be read or decoded (the reader will say why)."""
+    """The file's SHA-256 and encoding (BINARY for a PDF or Word file, which is not decoded); None when it cannot be
+    read or decoded (the reader will say why)."""
     try:
         data = read_bytes(found.path)
-        return hashlib.sha256(data).hexdigest(), encoding_of(data)
+        binary = formats.format_of(found.path).binary
+        return hashlib.sha256(data).hexdigest(), BINARY if binary else encoding_of(data)
     except Exception:  # whatever it is, reading the file again reports it
         return None
 
