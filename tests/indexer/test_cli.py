@@ -330,7 +330,6 @@ def test_a_time_limit_that_is_not_a_positive_number_is_a_usage_error(tmp_path):
 @pytest.mark.parametrize(
     ("db", "problem"),
     [
-        ("s3://acme-docs/lancelot", "s3://acme-docs/lancelot is on object storage, which this lancelot-index does not"),
         ("s3:/acme-docs/lancelot", "not a valid URI"),
         ("s3:acme-docs", "s3:acme-docs is not a valid URI: write s3://BUCKET/PREFIX (two slashes)"),
         ("ftp://example.com/db", "ftp://"),

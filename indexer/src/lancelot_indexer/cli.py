@@ -22,7 +22,7 @@ from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, Report, build, count
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
-from lancelot_schema import languages, layout, links, settings, stored
+from lancelot_schema import languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.vectors import EmbedReport
@@ -93,23 +93,30 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
-def _folder(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+def _located(value: str) -> storage.Location:
     # An empty argument (an unset "$DB" in a script) would otherwise mean the current folder.
     if not value.strip():
         raise click.BadParameter("is empty; name a folder (use . for the current one).")
-    from lancelot_schema import storage
-
     # A URI is a URI: never a local folder named `s3:` (what Path would make of s3://bucket/db).
     try:
-        location = storage.locate(value)
+        return storage.locate(value)
     except storage.LocationError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+def _docs(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+    location = _located(value)
     if not location.local:
         raise click.BadParameter(
-            f"{location} is on object storage, which this lancelot-index does not write yet (the server reads it): "
-            f"index into a folder, then copy the folder there (for example `aws s3 sync DB {location}`)."
+            f"{location} is on object storage: DOCS is a folder on this machine (copy the documents here first, "
+            f"for example with `aws s3 sync {location} docs`)."
         )
-    return Path(value)
+    return location.path if "://" in value else Path(value)
+
+
+def _database(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    _located(value)  # refused at once when it names no place; located again once the settings are resolved
+    return value
 
 
 def _link(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -132,8 +139,8 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="lancelot-index")
-@click.argument("docs", type=click.Path(file_okay=False), callback=_folder)
-@click.argument("db", type=click.Path(), callback=_folder)
+@click.argument("docs", type=click.Path(file_okay=False), callback=_docs)
+@click.argument("db", callback=_database)
 @click.option(
     "--table", default=None, callback=_table_name, help="Table to replace [default: LANCEDB_TABLE, else documents]."
 )
@@ -195,7 +202,7 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 )
 def main(
     docs: Path,
-    db: Path,
+    db: str,
     table: str | None,
     chunk_size: int,
     exclude: tuple[str, ...],
@@ -208,7 +215,8 @@ def main(
     embed: bool,
     embed_concurrency: int,
 ) -> None:
-    """Index the documents in DOCS (.md, .txt, .html) into the LanceDB database at DB.
+    """Index the documents in DOCS (.md, .txt, .html) into the LanceDB database at DB: a folder, or a URI on
+    object storage (s3://BUCKET/PREFIX, gs://…, az://…).
 
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
@@ -226,6 +234,14 @@ def main(
         resolved = settings.load(os.environ)
         for problem in resolved.warnings:
             log.warning(problem)
+        try:
+            location = storage.locate(db, resolved.storage)
+        except storage.LocationError as exc:
+            raise click.ClickException(str(exc)) from None
+        # A folder as written (the summary names it so); a file:// URI names its folder.
+        database: Path | storage.Location = (
+            location if not location.local else (location.path if "://" in db else Path(db))
+        )
         if table is None:
             table = resolved.table
             if mistake := layout.table_name_problem(table):
@@ -253,7 +269,9 @@ def main(
                     concurrency=embed_concurrency,
                     on_progress=on_progress,
                 )
-            report = build(docs, db, options, on_progress=on_progress, extension=extension, on_write=started_writing)
+            report = build(
+                docs, database, options, on_progress=on_progress, extension=extension, on_write=started_writing
+            )
     except (IndexerError, stored.StoredSettingsError) as exc:
         # A name in the message (DOCS, DB) is shown printable: it cannot add a line after "Error:".
         raise click.ClickException(printable(str(exc))) from exc

@@ -4,7 +4,9 @@
     ├── DocsError            DOCS is missing, is not a folder, or yields no documents
     │   └── EmptyDocsError   no documents found (and --allow-empty not given)
     ├── DatabaseError        the database cannot be opened, locked or written
-    │   └── LockedError      another lancelot-index is writing the same database
+    │   ├── LockedError      another lancelot-index is writing the same database
+    │   │   └── ConflictError    another writer committed to the table during this run; Lance refused ours
+    │   └── StorageError     the object store cannot be used: no such bucket, credentials, access, network
     └── EmbeddingError       --embed failed for good; the table is left as it was
         ├── EmbeddingKeyError       no API key, or the endpoint refused it (401, 403)
         ├── EmbeddingModelError     the endpoint does not know EMBEDDING_MODEL (404)
@@ -37,6 +39,14 @@ class DatabaseError(IndexerError):
 
 class LockedError(DatabaseError):
     """Another indexer holds the database's lock."""
+
+
+class ConflictError(LockedError):
+    """Another writer committed to the table while this run wrote it, and Lance refused this run's commit."""
+
+
+class StorageError(DatabaseError):
+    """The bucket of a database on object storage cannot be used; the message names the URI, never a key."""
 
 
 class EmbeddingError(IndexerError):

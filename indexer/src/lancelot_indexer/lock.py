@@ -1,11 +1,14 @@
-"""The database folder's lock file: one lancelot-index at a time, from the first read to the last write.
+"""The database's lock: one lancelot-index at a time, from the first read to the last write.
 
-    with locked(db): ...   # LockedError at once when another indexer holds DB
+    with locked(db) as held: ...   # LockedError at once when another indexer holds DB
+        held.check()               # LockedError if the lock was lost meanwhile (object storage only)
 
-It creates DB when missing (and removes it again, empty, when the run fails before writing anything).
-Tables themselves are written by `write.py` alone; what a killed write left behind is removed under the
-lock (`remove_temp_files`), also by a run that has nothing to write. Importing this module is cheap (no Lance), so the
-lock is taken before the documents are read and a second indexer stops at once.
+A folder's lock is a lock file held with flock, which the system releases when its process dies; a bucket's
+is a lease in a Lance dataset beside the tables (`lease.py`). The folder lock creates DB when missing
+(and removes it again, empty, when the run fails before writing anything). Tables themselves are written
+by `write.py` alone; what a killed write left behind is removed under the lock (`remove_temp_files`), also
+by a run that has nothing to write. Importing this module is cheap (no Lance), so a folder's lock is taken
+before the documents are read and a second indexer stops at once.
 """
 
 from __future__ import annotations
@@ -14,16 +17,42 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lancelot_indexer.errors import DatabaseError, LockedError
+from lancelot_schema.storage import Location
 
 LOCK_FILE = ".lancelot-index.lock"
 
 
+class Held(Protocol):
+    """A lock held: `check` raises once it is lost."""
+
+    def check(self) -> None: ...
+
+
+class _FileLock:
+    def check(self) -> None:
+        """A lock file is held until this process ends."""
+
+
 @contextlib.contextmanager
-def locked(db: Path) -> Iterator[None]:
-    """Hold the database's lock file; raise LockedError when another indexer holds it."""
+def locked(db: Path | Location) -> Iterator[Held]:
+    """Hold the database's lock; raise LockedError when another indexer holds it."""
+    if isinstance(db, Location):
+        if not db.local:
+            from lancelot_indexer import lease
+
+            with lease.held(db) as taken:
+                yield taken
+            return
+        db = db.path
+    with _folder_locked(db):
+        yield _FileLock()
+
+
+@contextlib.contextmanager
+def _folder_locked(db: Path) -> Iterator[None]:
     if db.exists() and not db.is_dir():
         raise DatabaseError(f"{db} is a file, not a database folder.")
     created = not db.exists()

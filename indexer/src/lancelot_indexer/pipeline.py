@@ -11,11 +11,17 @@ they are read (`stream.py`), so memory does not grow with the folder.
 `build` holds the database lock from the first read of the current table to the last write, so an
 `Extension` (embeddings) can look at the current table, add columns and metadata, and be sure that what
 it looked at is what gets replaced. Importing this module is cheap: the writer (pyarrow, Lance) is
-imported while the documents are read, and not at all when nothing changed.
+imported while the documents are read, and not at all when nothing changed in a folder.
+
+The database is a folder (a Path, or a `Location`) or a `Location` on object storage: the same steps, the
+same promises. There the lock is a lease in a Lance dataset (`lease.py`), so Lance is imported before the
+documents are read, and the worker processes are forked before it. A run that changes no row but finds the
+table stamped with another DOCS folder (the same documents, elsewhere) stamps its own in one metadata commit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -24,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lancelot_indexer import __version__, lock, log, memory, replace, sources
+from lancelot_indexer import __version__, database, lock, log, memory, replace, sources
 from lancelot_indexer.changes import changes
 from lancelot_indexer.collect import (
     DEFAULT_FILE_TIMEOUT,
@@ -38,6 +44,7 @@ from lancelot_indexer.errors import EmptyDocsError
 from lancelot_indexer.replace import Extension
 from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_schema import languages, layout
+from lancelot_schema.storage import Location
 
 if TYPE_CHECKING:
     pass
@@ -122,37 +129,50 @@ def _stamp(options: Options, docs: Path) -> dict[str, str]:
 
 def build(
     docs: Path,
-    db: Path,
+    db: Path | Location,
     options: Options | None = None,
     *,
     on_progress: ProgressCallback | None = None,
     extension: Extension | None = None,
     on_write: Callable[[], None] | None = None,
 ) -> Report:
-    """Index `docs` into table `options.table` of the database at `db`, replacing it atomically.
+    """Index `docs` into table `options.table` of the database at `db` (a folder, or a `Location` such as a
+    bucket's), replacing it atomically.
 
     `on_write` is called just before the first change to the database (a stop before it changed nothing).
     """
     options = options or Options()
     started = time.perf_counter()
     require_folder(docs)
+    location = database.located(db)
     memory.limit_arenas()
     stamp = _stamp(options, docs)
+    source = stamp[layout.META_SOURCE]
     wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
-    # Locked before reading: a second indexer stops at once, not after reading the whole folder.
-    with lock.locked(db):
-        found = walked(docs, options.exclude)
+    found = walked(docs, options.exclude)
+    with Reader(
+        options.chunk_size, len(found.found), workers=options.workers, file_timeout=options.file_timeout
+    ) as reader:
+        if not location.local:
+            reader.start()  # forked before the lock imports Lance
+        # Locked before reading: a second indexer stops at once, not after reading the whole folder.
         with (
-            Reader(
-                options.chunk_size, len(found.found), workers=options.workers, file_timeout=options.file_timeout
-            ) as reader,
+            database.storage_failures(location),
+            lock.locked(location) as held,
             replace.writer_import() as import_writer,
         ):
-            table_dir = db / f"{options.table}.lance"
-            cached = sources.cached(table_dir)
-            if cached is None and table_dir.is_dir():
+
+            def changing() -> None:
+                held.check()  # a bucket's lease lost (this run froze for a minute): no commit
+                if on_write is not None:
+                    on_write()
+
+            copy = sources.place(location, options.table)
+            cached = sources.cached(copy) if copy is not None else None
+            table_dir = location.path / f"{options.table}.lance" if location.local else None
+            if cached is None and table_dir is not None and table_dir.is_dir():
                 reader.start()  # forked before Lance is imported to read the table
-            previous = cached or replace.from_table(db, options.table, options.fts)
+            previous = cached or replace.from_table(location, options.table, options.fts)
             full = "no table" if previous is None else sources.full_rebuild_reason(previous.settings, wanted)
             changed = changes(found.found, previous.files if previous is not None and full is None else {})
             replaced = None if full is not None else changed.replaced
@@ -167,18 +187,27 @@ def build(
                 _log_leftovers([*found.skipped, *tally.skipped], found.duplicates, _unmatched(options, found))
                 raise _empty(docs, found.excluded)
             unchanged = first is None and full is None and not replaced
+            target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
             if unchanged and cached is not None and cached.fts == options.fts:
-                # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed).
-                lock.remove_temp_files(table_dir)
-                result = replace.Result("merge", cached.version, cached.rows, options.fts, cached.width)
+                # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed
+                # in a folder), but perhaps for the folder it is stamped as read from.
+                if table_dir is not None:
+                    lock.remove_temp_files(table_dir)
+                version = cached.version
+                if cached.source != source:
+                    changing()
+                    version = replace.restamp(location, target, source)
+                    if copy is not None:
+                        sources.save(copy, dataclasses.replace(cached, version=version, source=source))
+                result = replace.Result("merge", version, cached.rows, options.fts, cached.width)
             else:
                 import_writer()
-                target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
-                result = replace.write_rows(db, target, first, batches, extension, stamp, replaced, on_write)
+                result = replace.write_rows(location, target, first, batches, extension, stamp, replaced, changing)
                 kept = {path: previous.files[path] for path in changed.kept} if previous is not None else {}
                 files = {**kept, **tally.hashes}
-                done = sources.Sources(wanted, files, options.fts, result.rows, result.version, result.width)
-                sources.save(table_dir, done)
+                done = sources.Sources(wanted, files, options.fts, result.rows, result.version, result.width, source)
+                if copy is not None:
+                    sources.save(copy, done)
     skipped = [*found.skipped, *tally.skipped]
     unmatched = _unmatched(options, found)
     _log_leftovers(skipped, found.duplicates, unmatched)

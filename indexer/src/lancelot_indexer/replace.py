@@ -4,6 +4,8 @@
     from_table(db, table, fts)                   # what the current table was built from (imports Lance)
     write_rows(db, target, first, rest, ...)     # the whole table, or the changed documents' rows
 
+`db` is a `Location`: a folder or a URI on object storage.
+
 Batches go through `stream.Feed` (Lance's writer in a thread of its own), so memory stays flat and a
 stop on the reading side commits nothing; the extension (`--embed`) adds its columns batch by batch.
 """
@@ -17,12 +19,12 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from lancelot_indexer import memory, sources
 from lancelot_indexer.collect import Columns
 from lancelot_schema import layout
+from lancelot_schema.storage import Location
 
 if TYPE_CHECKING:
     import lance
@@ -102,7 +104,7 @@ class Result:
 
 
 def write_rows(
-    db: Path,
+    db: Location,
     target: Target,
     first: Columns | None,
     rest: Iterator[Columns],
@@ -141,14 +143,29 @@ def write_rows(
         keep_versions=target.keep_versions,
     )
     width = stamp.get(layout.META_VECTOR_WIDTH, "")
-    if written is None:
-        width = layout.decode_metadata(plan.dataset.schema.metadata).get("vector_width", "") if plan.dataset else ""
-    return Result(result.strategy, result.version, result.rows, result.fts, int(width) if width.isdigit() else 0)
+    version = result.version
+    if written is None and plan.dataset is not None:
+        stamped_now = layout.decode_metadata(plan.dataset.schema.metadata)
+        width = stamped_now.get("vector_width", "")
+        if (source := stamp.get(layout.META_SOURCE)) is not None and stamped_now.get(_SOURCE) != source:
+            # Nothing changed but the folder the same documents were read from: the stamp says the new one.
+            version = restamp(db, target, source)
+    return Result(result.strategy, version, result.rows, result.fts, int(width) if width.isdigit() else 0)
 
 
-def from_table(db: Path, table: str, fts: bool) -> sources.Sources | None:
+_SOURCE = layout.META_SOURCE.removeprefix("lancelot.")
+
+
+def restamp(db: Location, target: Target, source: str) -> int:
+    """Stamp table `target.table` as read from `source` (one metadata commit); its new version."""
+    from lancelot_indexer import write
+
+    return write.restamp(db, target.table, {layout.META_SOURCE: source}, target.keep_versions)
+
+
+def from_table(db: Location, table: str, fts: bool) -> sources.Sources | None:
     """What the current table says it was built from (this imports Lance), or None when there is none."""
-    if not (db / f"{table}.lance").is_dir():
+    if db.local and not (db.path / f"{table}.lance").is_dir():
         return None
     from lancelot_indexer import write
 

@@ -1,14 +1,18 @@
 """What a table was built from: each document's content hash, and the settings its rows depend on.
 
-    previous = cached(table_dir)                     # without Lance; None unless it is the latest version's
+    copy = place(location, table)                    # where the saved copy lives: the table's folder or prefix
+    previous = cached(copy)                          # None unless it is the latest version's (no Lance on a folder)
     previous = from_table(dataset)                   # the same, read from the table itself
     full_rebuild_reason(previous.settings, wanted)   # None: files whose hash is unchanged keep their rows
-    save(table_dir, previous)                        # after a run's last commit
+    save(copy, previous)                             # after a run's last commit
 
 The table is the record: every row carries its file's hash (`file_hash`) and the table is stamped with the
 settings. The copy beside it (`NAME.lance/lancelot-sources.json`) names the manifest of the version it
 describes: while that is still the table's latest version, a rebuild learns what the table was built from
-without importing Lance, the largest part of a rebuild that finds nothing changed (docs/decisions.md).
+without reading the table. On a folder that is also without importing Lance, the largest part of a rebuild
+that finds nothing changed (docs/decisions.md). On object storage it is two requests through Lance's object
+store (a listing of `_versions/`, a read of the copy) where reading the table's path and hash columns is a
+request or more per data file; a manifest there is written once and never changed, so its name is enough.
 Any doubt (no copy, another version, a manifest name Lance did not write before) means reading the table.
 """
 
@@ -16,14 +20,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lancelot_schema import layout
+from lancelot_schema.storage import Location
 
 CACHE = "lancelot-sources.json"
+# More than any copy needs (about 100 bytes a document): a read of the whole object in one request.
+_MAX_COPY = 1 << 30
 
 # The stamp that decides what a row holds: when any of these differ, every file is read again. The indexer's
 # version is one of them (its readers may have changed); the language too, as a rebuild in another language
@@ -54,6 +62,7 @@ class Sources:
     rows: int = 0  # the table's rows, version and vector width, for the report of a run that changes nothing
     version: int = 0
     width: int = 0
+    source: str = ""  # the DOCS folder stamped (layout.META_SOURCE): a run from another path stamps its own
 
 
 def settings_of(stamp: Mapping[str, str]) -> dict[str, str]:
@@ -89,8 +98,10 @@ def from_table(dataset: Any, fts: bool) -> Sources:
         if path is not None:
             # Two hashes (or none) for one path: its rows are not all from one reading; read it again.
             files[path] = "" if path in files or digest is None else digest
-    width = layout.decode_metadata(dataset.schema.metadata).get("vector_width", "")
-    return Sources(settings, files, fts, dataset.count_rows(), dataset.version, int(width) if width.isdigit() else 0)
+    stamp = layout.decode_metadata(dataset.schema.metadata)
+    width, source = stamp.get("vector_width", ""), stamp.get(layout.META_SOURCE.removeprefix("lancelot."), "")
+    rows, version = dataset.count_rows(), dataset.version
+    return Sources(settings, files, fts, rows, version, int(width) if width.isdigit() else 0, source)
 
 
 def _version(name: str) -> int | None:
@@ -101,59 +112,123 @@ def _version(name: str) -> int | None:
     return _U64_MAX - number if len(stem) == 20 and number > 2**63 else number
 
 
-def _latest(table_dir: Path) -> list[Any] | None:
-    """The table's latest manifest: its name, size and modification time; None when in doubt."""
-    try:
-        names = [entry.name for entry in (table_dir / "_versions").iterdir() if entry.name.endswith(".manifest")]
-    except OSError:
-        return None
-    versions = [(_version(name), name) for name in names]
+class Folder:
+    """The table's folder on this machine."""
+
+    def __init__(self, table_dir: Path) -> None:
+        self.table_dir = table_dir
+
+    def latest(self) -> list[Any] | None:
+        """The table's latest manifest: its name, size and modification time; None when in doubt."""
+        try:
+            names = [entry.name for entry in (self.table_dir / "_versions").iterdir()]
+        except OSError:
+            return None
+        name = _newest(names)
+        if name is None:
+            return None
+        try:
+            stat = (self.table_dir / "_versions" / name).stat()
+        except OSError:
+            return None
+        return [name, stat.st_size, stat.st_mtime_ns]
+
+    def read(self) -> str:
+        with (self.table_dir / CACHE).open(encoding="utf-8") as handle:
+            return handle.read()
+
+    def write(self, text: str) -> None:
+        # `.tmp` first: a run killed here leaves a file that the next run's clean-up removes.
+        temporary = self.table_dir / f".tmp-{CACHE}"
+        with temporary.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+        temporary.replace(self.table_dir / CACHE)
+
+    def remove(self) -> None:
+        (self.table_dir / CACHE).unlink()
+
+
+class Prefix:
+    """The table's prefix on object storage, through Lance's object store (its credentials and options)."""
+
+    def __init__(self, location: Location, table: str) -> None:
+        from lance.file import LanceFileSession
+
+        self._session = LanceFileSession(location.table_uri(table), storage_options=dict(location.options) or None)
+
+    def latest(self) -> list[Any] | None:
+        """The table's latest manifest's name (written once: the name says which version it is); None in doubt."""
+        try:
+            names = [path.rsplit("/", 1)[-1] for path in self._session.list("_versions")]
+        except OSError:
+            return None
+        name = _newest(names)
+        return [name] if name is not None else None
+
+    def read(self) -> str:
+        return self._session.read_range(CACHE, 0, _MAX_COPY).decode("utf-8")
+
+    def write(self, text: str) -> None:
+        # One PUT: the object is replaced whole (an upload of several parts appears only once complete).
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / CACHE
+            path.write_text(text, encoding="utf-8")
+            self._session.upload_file(str(path), CACHE)
+
+    def remove(self) -> None:
+        self._session.delete_file(CACHE)
+
+
+def place(location: Location, table: str) -> Folder | Prefix | None:
+    """Where table `table`'s saved copy lives; None where a listing does not tell the latest version (Lance's
+    DynamoDB commit table holds it), so the table is read instead."""
+    if location.local:
+        return Folder(location.path / f"{table}.lance")
+    return None if location.scheme == "s3+ddb" else Prefix(location, table)
+
+
+def _newest(names: list[str]) -> str | None:
+    manifests = [name for name in names if name.endswith(".manifest")]
+    versions = [(_version(name), name) for name in manifests]
     if not versions or any(version is None for version, _ in versions):
         return None
-    name = max(versions, key=lambda pair: pair[0] or 0)[1]
-    try:
-        stat = (table_dir / "_versions" / name).stat()
-    except OSError:
-        return None
-    return [name, stat.st_size, stat.st_mtime_ns]
+    return max(versions, key=lambda pair: pair[0] or 0)[1]
 
 
-def cached(table_dir: Path) -> Sources | None:
-    """The copy saved by the last run, if the table has not changed since (its latest manifest is the one named)."""
-    latest = _latest(table_dir)
+def cached(copy: Folder | Prefix | Path) -> Sources | None:
+    """The copy saved by the last run, if the table has not changed since (its latest manifest is the one named).
+    `copy`: from `place`, or a table's folder."""
+    copy = Folder(copy) if isinstance(copy, Path) else copy
+    latest = copy.latest()
     if latest is None:
         return None
     try:
-        with (table_dir / CACHE).open(encoding="utf-8") as handle:
-            saved = json.load(handle)
+        saved = json.loads(copy.read())
         if saved["manifest"] != latest:
             return None
         version = _version(latest[0]) or 0
         files, rows, width = dict(saved["files"]), int(saved["rows"]), int(saved["width"])
-        return Sources(dict(saved["settings"]), files, bool(saved["fts"]), rows, version, width)
+        return Sources(dict(saved["settings"]), files, bool(saved["fts"]), rows, version, width, str(saved["source"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def save(table_dir: Path, sources: Sources) -> None:
+def save(copy: Folder | Prefix | Path, sources: Sources) -> None:
     """Record `sources` as what the table's latest version was built from (replaced whole, never half-written)."""
-    latest = _latest(table_dir)
-    target = table_dir / CACHE
+    copy = Folder(copy) if isinstance(copy, Path) else copy
+    latest = copy.latest()
     if latest is None:
         with contextlib.suppress(OSError):
-            target.unlink()
+            copy.remove()
         return
     record = {
         "manifest": latest,
         "fts": sources.fts,
         "rows": sources.rows,
         "width": sources.width,
+        "source": sources.source,
         "settings": sources.settings,
         "files": sources.files,
     }
-    # `.tmp` first: a run killed here leaves a file that the next run's clean-up removes.
-    temporary = table_dir / f".tmp-{CACHE}"
     with contextlib.suppress(OSError):
-        with temporary.open("w", encoding="utf-8") as handle:
-            json.dump(record, handle, separators=(",", ":"))
-        temporary.replace(target)
+        copy.write(json.dumps(record, separators=(",", ":")))

@@ -1,6 +1,7 @@
 """The only module that writes tables, through Lance (the storage engine LanceDB tables are made of).
 
-A LanceDB table `NAME` is the Lance dataset `DB/NAME.lance`; the server opens it with lancedb, and the
+A LanceDB table `NAME` is the Lance dataset `DB/NAME.lance`, in a folder or on object storage (`DB` a
+`Location`, its storage options given to every call); the server opens it with lancedb, and the
 FTS index built here is the one `table.search(q, query_type="fts")` uses. The indexer does not import
 lancedb: that import alone costs seconds (its REST client's models), more than indexing a manual.
 Every change to a table goes through `prepare`, `apply` (the data commit, from a table or a stream of
@@ -10,10 +11,13 @@ table is replaced without a reader ever seeing a broken one:
 * No table yet: write it, then build the FTS index.
 * A table whose `id` and `text` are strings: evolve its columns to the new layout (add or drop columns;
   both keep the FTS index), then one `merge_insert` on `id` that updates changed rows, inserts new ones
-  and deletes vanished ones in a single commit. Rows added by the merge are searched without the index
-  until `optimize_indices` folds them into it, so full-text search works at every moment. An
-  incremental rebuild merges the rows of the changed documents only: the merge then deletes only rows
-  of the paths it replaces (`replaced`), and the indexes take the new rows as a delta (`indexes.py`).
+  and deletes vanished ones in a single commit, made against the version it was planned on (a commit of
+  another writer in between makes Lance refuse it: never merged again on top of that writer's table,
+  which `merge_insert` would otherwise do, keeping a copy of the input for it). Rows added by the merge
+  are searched without the index until `optimize_indices` folds them into it, so full-text search works
+  at every moment. An incremental rebuild merges the rows of the changed documents only: the merge then
+  deletes only rows of the paths it replaces (`replaced`), and the indexes take the new rows as a delta
+  (`indexes.py`).
 * Anything else (another tool's layout), and new vectors that are not the current table's (the table
   has none, or they came from another model or are of another width): overwrite it, then the FTS
   index. The merge compares text columns only, so it would keep a stale (or null) vector beside an
@@ -21,8 +25,10 @@ table is replaced without a reader ever seeing a broken one:
   search is unavailable until the index commit that follows.
 
 Old versions are deleted only once they have been superseded for `keep_versions` (a reader holding an
-old version keeps it that long), and leftover `.tmp*` files from a killed write are removed; both run
-under a lock file so that no other indexer is writing at the same time.
+old version keeps it that long), with every file no version names that is older than the oldest version
+kept (what a killed write left: on object storage, objects written whole but never committed); and
+leftover `.tmp*` files from a killed write in a folder are removed at every run. All of it runs under the
+database's lock (`lock.py`), so that no other indexer is writing at the same time.
 """
 
 from __future__ import annotations
@@ -37,10 +43,11 @@ from typing import Any
 import lance
 import pyarrow as pa
 
-from lancelot_indexer import indexes
-from lancelot_indexer.errors import DatabaseError
+from lancelot_indexer import database, indexes
+from lancelot_indexer.errors import DatabaseError, IndexerError
 from lancelot_indexer.lock import remove_temp_files
 from lancelot_schema import languages, layout
+from lancelot_schema.storage import Location
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,8 @@ class Plan:
     strategy: str
     dataset: lance.LanceDataset | None
     temp_files_removed: int
+    location: Location
+    table: str
 
 
 @dataclass(frozen=True)
@@ -71,13 +80,20 @@ class Written:
     changed_rows: int
 
 
-def open_table(db: Path, name: str) -> lance.LanceDataset | None:
+def open_table(db: Path | Location, name: str) -> lance.LanceDataset | None:
     """The current table, or None when there is none (for reuse of stored values before a write)."""
+    location = database.located(db)
     try:
-        return lance.dataset(_uri(db, name))
-    except ValueError:
-        # Lance's way of saying "no dataset here".
+        return lance.dataset(location.table_uri(name), storage_options=_options(location))
+    except ValueError as exc:
+        # Lance's way of saying "no dataset here", and also of a bucket it cannot read.
+        if (known := database.failure(location, exc)) is not None:
+            raise known from exc
         return None
+
+
+def _options(location: Location) -> dict[str, str] | None:
+    return dict(location.options) or None
 
 
 def rows_table(columns: Mapping[str, list[Any]]) -> pa.Table:
@@ -90,13 +106,15 @@ def rows_table(columns: Mapping[str, list[Any]]) -> pa.Table:
     )
 
 
-def _database_error(name: str, uri: str, exc: OSError) -> DatabaseError:
-    # Lance reports a table folder it cannot use (a file in its place, a full disk) as an OSError.
-    return DatabaseError(f"Cannot write table {name!r} in {uri}: {exc}")
+def _database_error(location: Location, name: str, exc: OSError) -> IndexerError:
+    # A bucket's failure or a refused commit, in one line; else a table folder Lance cannot use (a file in its
+    # place, a full disk), which Lance reports as an OSError.
+    known = database.failure(location, exc, name)
+    return known or DatabaseError(f"Cannot write table {name!r} in {location.table_uri(name)}: {exc}")
 
 
 def replace_table(
-    db: Path,
+    db: Path | Location,
     name: str,
     data: pa.Table,
     metadata: Mapping[str, str],
@@ -113,22 +131,23 @@ def replace_table(
     return finish(plan, written, metadata, fts=fts, language=language, keep_versions=keep_versions)
 
 
-def prepare(db: Path, name: str, schema: pa.Schema, before_change: Callable[[], None] | None = None) -> Plan:
+def prepare(db: Path | Location, name: str, schema: pa.Schema, before_change: Callable[[], None] | None = None) -> Plan:
     """Choose how table `name` becomes rows of `schema` (stamped with its metadata), and bring a table that is
     merged into to that schema (added and dropped columns: commits that keep it readable and its indexes,
     made after calling `before_change`)."""
-    uri = _uri(db, name)
+    location = database.located(db)
+    uri = location.table_uri(name)
     try:
-        temp_removed = remove_temp_files(db / f"{name}.lance")
-        dataset = open_table(db, name)
+        temp_removed = remove_temp_files(location.path / f"{name}.lance") if location.local else 0
+        dataset = open_table(location, name)
         if dataset is None:
-            return Plan(uri, "create", None, temp_removed)
+            return Plan(uri, "create", None, temp_removed, location, name)
         if _mergeable(dataset.schema) and not _new_vectors(dataset.schema, schema):
             _evolve(dataset, schema, before_change)
-            return Plan(uri, "merge", dataset, temp_removed)
-        return Plan(uri, "overwrite", dataset, temp_removed)
+            return Plan(uri, "merge", dataset, temp_removed, location, name)
+        return Plan(uri, "overwrite", dataset, temp_removed, location, name)
     except OSError as exc:
-        raise _database_error(name, uri, exc) from exc
+        raise _database_error(location, name, exc) from exc
 
 
 def apply(plan: Plan, data: pa.Table | pa.RecordBatchReader, replaced: Collection[str] | None) -> Written:
@@ -136,14 +155,19 @@ def apply(plan: Plan, data: pa.Table | pa.RecordBatchReader, replaced: Collectio
     (a merge only: rows of other paths stay as they are)."""
     try:
         if plan.strategy == "merge" and plan.dataset is not None:
-            changed = _merge(plan.dataset, data, replaced)
-            return Written(plan.dataset, changed)
+            transaction, changed = _merge(plan.dataset, data, replaced)
+            return Written(_commit(plan.dataset, transaction), changed)
         if replaced is not None:
             raise ValueError(f"only a merge replaces some paths, not a {plan.strategy}")
         mode = "create" if plan.strategy == "create" else "overwrite"
-        return Written(lance.write_dataset(data, plan.uri, mode=mode), -1)
+        return Written(lance.write_dataset(data, plan.uri, mode=mode, storage_options=_options(plan.location)), -1)
     except OSError as exc:
-        raise _database_error(Path(plan.uri).stem, plan.uri, exc) from exc
+        raise _database_error(plan.location, plan.table, exc) from exc
+
+
+def _commit(dataset: lance.LanceDataset, transaction: Any) -> lance.LanceDataset:
+    """Commit the merge's transaction on the version it was made from: the table as it was, or refused."""
+    return lance.LanceDataset.commit(dataset, transaction, read_version=dataset.version)
 
 
 def finish(
@@ -171,17 +195,26 @@ def finish(
         indexes.update_ngram(dataset, wanted=fts, min_rows=NGRAM_MIN_ROWS)
         has_fts = indexes.update_fts(dataset, params, compact=fold == "merge")
         indexes.update_scalar_indexes(dataset, fold=fold)
-        removed = remove_old_versions(plan.uri, keep_versions) if plan.strategy != "create" else 0
+        removed = remove_old_versions(dataset, keep_versions) if plan.strategy != "create" else 0
         return WriteResult(
             plan.strategy, dataset.version, dataset.count_rows(), has_fts, removed, plan.temp_files_removed
         )
     except OSError as exc:
-        raise _database_error(Path(plan.uri).stem, plan.uri, exc) from exc
+        raise _database_error(plan.location, plan.table, exc) from exc
 
 
-def _uri(db: Path, name: str) -> str:
-    # Absolute, so that Lance never reads a folder named `file:db` or `memory:x` as a URL scheme.
-    return str(db.absolute() / f"{name}.lance")
+def restamp(db: Path | Location, name: str, values: Mapping[str, str], keep_versions: timedelta) -> int:
+    """Set the stamp's `values` (the other keys kept) in one metadata commit, nothing else; the new version."""
+    location = database.located(db)
+    try:
+        dataset = open_table(location, name)
+        if dataset is None:
+            raise DatabaseError(f"Table {name!r} of {location} is gone.")
+        dataset.update_schema_metadata(dict(values), replace=False)
+        remove_old_versions(dataset, keep_versions)
+        return int(dataset.version)
+    except OSError as exc:
+        raise _database_error(location, name, exc) from exc
 
 
 def _mergeable(schema: pa.Schema) -> bool:
@@ -238,9 +271,12 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _merge(dataset: lance.LanceDataset, data: pa.Table | pa.RecordBatchReader, replaced: Collection[str] | None) -> int:
-    """One commit; returns the rows it inserted, updated and deleted. Only rows of `replaced` paths that the
-    data does not hold are deleted (None: every row it does not hold)."""
+def _merge(
+    dataset: lance.LanceDataset, data: pa.Table | pa.RecordBatchReader, replaced: Collection[str] | None
+) -> tuple[Any, int]:
+    """The merge's data files and its transaction, not committed yet; and the rows it inserts, updates and
+    deletes. Only rows of `replaced` paths that the data does not hold are deleted (None: every row it does
+    not hold)."""
     merge = dataset.merge_insert(layout.ID)
     if replaced is None:
         # Unchanged rows are left alone, so rows a full rebuild makes again as they were are not rewritten.
@@ -260,8 +296,10 @@ def _merge(dataset: lance.LanceDataset, data: pa.Table | pa.RecordBatchReader, r
             # Sorted: the same change is the same condition.
             paths = ", ".join(map(_quoted, sorted(replaced)))
             merge = merge.when_not_matched_by_source_delete(f"{layout.PATH} IN ({paths})")
-    stats = merge.execute(data)
-    return sum(int(stats.get(key, 0)) for key in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows"))
+    transaction, stats = merge.execute_uncommitted(data)
+    return transaction, sum(
+        int(stats.get(key, 0)) for key in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows")
+    )
 
 
 # A table of at least this many rows with full-text indexes also gets an n-gram index on its text: when BM25
@@ -273,14 +311,15 @@ NGRAM_MIN_ROWS = 50_000
 NGRAM_INDEX = indexes.NGRAM_INDEX
 
 
-def remove_old_versions(uri: str, keep: timedelta) -> int:
+def remove_old_versions(dataset: lance.LanceDataset, keep: timedelta) -> int:
     """Delete the versions that stopped being the latest more than `keep` ago; return how many.
 
     A reader that opened version N keeps reading it until it checks for a newer one, so N's files must
     outlive the commit that replaced it. Cleaning by age of the version itself (`older_than=0`) would
-    delete the version a reader was given a moment ago.
+    delete the version a reader was given a moment ago. Files that no version names and that are older
+    than the oldest version kept go too, whatever their age (`delete_unverified`: Lance otherwise waits
+    7 days, in case they belong to a write under way): only one indexer writes at a time (the lock).
     """
-    dataset = lance.dataset(uri)
     versions = sorted((int(item["version"]), _timestamp(item["timestamp"])) for item in dataset.versions())
     if not versions:
         return 0
