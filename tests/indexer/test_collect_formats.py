@@ -141,9 +141,10 @@ def test_a_table_of_layout_4_is_rebuilt_whole_with_the_page_column_last(tmp_path
     docs, db = mixed(tmp_path / "docs"), tmp_path / "db"
     build(docs, db)
     expected = lancedb.connect(db).open_table("documents").to_arrow()
-    assert expected.schema.names == list(layout.INDEXER_COLUMNS) and expected.schema.names[-1] == layout.PAGE
-    # The same rows as the layout-4 indexer wrote them: no page column, stamped layout 4.
-    old = expected.drop_columns([layout.PAGE])
+    layout_5 = [layout.PAGE, layout.META, layout.TAGS, layout.DATE, layout.FILE_TYPE]
+    assert expected.schema.names == list(layout.INDEXER_COLUMNS) and expected.schema.names[-5:] == layout_5
+    # The same rows as the layout-4 indexer wrote them: no layout 5 columns, stamped layout 4.
+    old = expected.drop_columns(layout_5)
     stamp = old.schema.metadata or {}
     old = old.replace_schema_metadata({**stamp, layout.META_LAYOUT_VERSION.encode(): b"4"})
     lance.write_dataset(old, str(db / "documents.lance"), mode="overwrite")

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from lancelot_indexer.metadata import Metadata
+
 HEADING_SEPARATOR = " > "
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
 
@@ -37,8 +39,11 @@ class Block(NamedTuple):
 
 @dataclass(frozen=True)
 class Document:
+    """A document as its reader found it: its title, its blocks, and what it says of itself (`metadata.py`)."""
+
     title: str
     blocks: list[Block] = field(default_factory=list)
+    metadata: Metadata = field(default_factory=Metadata)
 
 
 @dataclass(frozen=True)

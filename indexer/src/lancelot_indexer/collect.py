@@ -45,13 +45,15 @@ BATCH_ROWS = 8192
 # Imported once by a forkserver, not by each worker it starts.
 _READERS = ["lancelot_indexer.collect", "lancelot_indexer.html", "lancelot_indexer.markdown", "lancelot_indexer.rst"]
 
-# A document's rows in layout.INDEXER_COLUMNS order but `path` and `file_hash` (the same for all), with its
-# encoding and the hash of its file; or why it was skipped.
+# A document's rows in layout.INDEXER_COLUMNS order but the columns that are the same on all of them (its path,
+# its file's hash, its metadata: `_PER_DOCUMENT`), with its encoding, the hash of its file and its metadata's
+# columns (`Described`); or why it was skipped.
 Row = tuple[str, str, str, str, str, int, int, int | None, int | None, str | None, int | None]
 Rows = list[Row]
-_PER_DOCUMENT = (layout.PATH, layout.FILE_HASH)
+Described = tuple[str | None, str | None, str | None, str]  # layout.META, TAGS, DATE, FILE_TYPE
+_PER_DOCUMENT = (layout.PATH, layout.FILE_HASH, layout.META, layout.TAGS, layout.DATE, layout.FILE_TYPE)
 _ROW_COLUMNS = tuple(name for name in layout.INDEXER_COLUMNS if name not in _PER_DOCUMENT)
-Outcome = tuple[str, str, Rows] | str
+Outcome = tuple[str, str, Rows, Described] | str
 Columns = dict[str, list[Any]]  # layout.INDEXER_COLUMNS, one entry per chunk
 
 
@@ -110,7 +112,7 @@ def read_bytes(path: Path) -> bytes:
 
 
 def read_document(found: Found, chunk_size: int) -> Outcome:
-    """One file's encoding, content hash and rows, or the reason it cannot be used (runs in a worker too)."""
+    """One file's encoding, content hash, rows and metadata columns, or why it cannot be used (runs in a worker too)."""
     try:
         data = read_bytes(found.path)
         encoding, document = parse(found, data)
@@ -139,8 +141,9 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
         )
         for number, piece in enumerate(pieces)
     ]
+    described = (*document.metadata.columns(), layout.FILE_TYPES.get(found.path.suffix.lower(), "txt"))
     # The hash of the bytes that were parsed: a file that changes after this is seen as changed next time.
-    return encoding, hashlib.sha256(data).hexdigest(), rows
+    return encoding, hashlib.sha256(data).hexdigest(), rows, described
 
 
 def _workers(files: int, requested: int | None) -> int:
@@ -220,14 +223,14 @@ class Reader:
             if isinstance(outcome, str):
                 tally.skipped.append(Skipped(item.relative, outcome))
             else:
-                encoding, digest, rows = outcome
+                encoding, digest, rows, described = outcome
                 tally.documents += 1
                 tally.rows += len(rows)
                 tally.hashes[item.relative] = digest
                 if encoding == CP1252:
                     tally.windows_1252.append(item.relative)
-                columns[layout.PATH].extend([item.relative] * len(rows))
-                columns[layout.FILE_HASH].extend([digest] * len(rows))
+                for name, value in zip(_PER_DOCUMENT, (item.relative, digest, *described), strict=True):
+                    columns[name].extend([value] * len(rows))
                 for column, values in zip(by_row, zip(*rows, strict=True), strict=True):
                     column.extend(values)
             if on_progress is not None:

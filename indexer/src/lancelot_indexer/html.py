@@ -14,9 +14,12 @@ parse, so the bound is the per-file time limit of `workers.py`, which stops such
 
 from __future__ import annotations
 
+from typing import Any
+
 from selectolax.lexbor import LexborHTMLParser
 
 from lancelot_indexer.chunk import Block, Document
+from lancelot_indexer.metadata import Metadata
 
 REMOVED = ["script", "style", "noscript", "template", "svg"]
 # Site chrome, not the document: navigation (HTML's own, Sphinx's sidebars, DocBook's Prev/Up/Next bars,
@@ -34,6 +37,18 @@ PARAGRAPH_ELEMENTS = [
 ]
 # fmt: on
 ANCHORS = "[id], a[name]"
+# The `<meta>` names (and Open Graph, Dublin Core and schema.org properties) kept as the page's metadata, by the
+# field each gives (`metadata.py`): the first one found gives a field, except keywords, which all add up.
+META_FIELDS: dict[str, str] = {
+    **dict.fromkeys(("description", "og:description", "dc.description", "dcterms.description"), "description"),
+    **dict.fromkeys(("keywords", "article:tag", "dc.subject", "dcterms.subject"), "keywords"),
+    **dict.fromkeys(("author", "article:author", "dc.creator", "dcterms.creator"), "author"),
+    **dict.fromkeys(("date", "dc.date", "dcterms.date"), "date"),
+    **dict.fromkeys(("article:published_time", "datepublished", "dcterms.issued"), "published"),
+    **dict.fromkeys(("citation_publication_date", "citation_date"), "published"),
+    **dict.fromkeys(("dcterms.created", "datecreated"), "created"),
+    **dict.fromkeys(("article:modified_time", "datemodified", "dcterms.modified", "last-modified"), "modified"),
+}
 LINE_ELEMENTS = ["br"]
 CELL_ELEMENTS = ["td", "th"]
 
@@ -90,6 +105,7 @@ def _first_text(tree: LexborHTMLParser, tag: str) -> str:
 def extract(html: str, file_name: str) -> Document:
     """The title and the text blocks of an HTML page; never raises on malformed markup."""
     tree = LexborHTMLParser(html)
+    metadata = Metadata.of(_meta(tree))
     tree.strip_tags(REMOVED)
     for node in tree.css(NOT_CONTENT):
         node.decompose()
@@ -99,7 +115,7 @@ def extract(html: str, file_name: str) -> Document:
     title = _first_text(tree, "title") or _first_text(tree, "h1") or file_name
     body = tree.body or tree.root
     if body is None:
-        return Document(title, [])
+        return Document(title, [], metadata)
     # Before the `pre` elements become text: an id inside one is then a marker in the middle of its text.
     for node in body.css(ANCHORS):
         tag = node.tag_id
@@ -117,7 +133,24 @@ def extract(html: str, file_name: str) -> Document:
             if before:
                 node.insert_before(before)
             node.insert_after(after)
-    return Document(title, _blocks(body.text(deep=True)))
+    return Document(title, _blocks(body.text(deep=True)), metadata)
+
+
+def _meta(tree: LexborHTMLParser) -> dict[str, Any]:
+    """The page's `<meta name|property|itemprop=... content=...>` that META_FIELDS names, by field."""
+    found: dict[str, Any] = {}
+    for node in tree.tags("meta"):
+        attributes = node.attributes
+        name = attributes.get("name") or attributes.get("property") or attributes.get("itemprop") or ""
+        field = META_FIELDS.get(name.strip().casefold())
+        content = " ".join((attributes.get("content") or "").split())
+        if field is None or not content:
+            continue
+        if field == "keywords":  # a list of them, from the commas of each and every keywords element
+            found.setdefault(field, []).extend(word.strip() for word in content.split(",") if word.strip())
+        else:
+            found.setdefault(field, content)
+    return found
 
 
 def _take_anchors(raw: str, anchor: str | None) -> tuple[str, str | None, str | None]:

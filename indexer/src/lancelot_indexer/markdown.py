@@ -1,32 +1,63 @@
-"""Markdown to blocks: headings and code fences found by markdown-it-py, paragraphs kept as written."""
+"""Markdown to blocks: headings and code fences found by markdown-it-py, paragraphs kept as written; YAML front
+matter gives the title and the document's metadata (`metadata.py`)."""
 
 from __future__ import annotations
 
 import re
+from typing import Any, ClassVar
 
 import yaml  # type: ignore[import-untyped]  # no stubs in the dev environment
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from lancelot_indexer.chunk import Block, Document
+from lancelot_indexer.metadata import Metadata, utf8
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+# Front matter longer than this is not read (the text after it still is): YAML is parsed at a few MB a second,
+# and no page's metadata needs so much.
+MAX_FRONT_MATTER = 64 * 1024
 _INLINE_TEXT = frozenset({"text", "code_inline", "image"})
 _parser = MarkdownIt("commonmark")
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML has it
+
+
+class _Loader(_SafeLoader):  # type: ignore[misc]
+    """YAML's safe loader (plain data only), with dates left as the text they are written as: YAML makes
+    `date: 2024-13-45` an error, not a string, and the metadata keeps dates as written anyway."""
+
+    yaml_implicit_resolvers: ClassVar = {
+        first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+def front_matter(text: str) -> tuple[dict[Any, Any] | None, str]:
+    """The YAML front matter as a map (None when absent, not a map, too long or unusable) and the text after it."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return None, text
+    source = match.group(1) or ""
+    data = None
+    if len(source) <= MAX_FRONT_MATTER:
+        try:
+            data = yaml.load(source, Loader=_Loader)  # noqa: S506  # a safe loader
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+            # RecursionError: nesting hundreds deep; ValueError: an explicit `!!timestamp` that is no date.
+            data = None
+    return (data if isinstance(data, dict) else None), text[match.end() :]
 
 
 def split_front_matter(text: str) -> tuple[str | None, str]:
     """The `title:` from YAML front matter (None when absent or unusable) and the text after it."""
-    match = _FRONT_MATTER.match(text)
-    if match is None:
-        return None, text
-    try:
-        data = yaml.safe_load(match.group(1) or "")
-    except (yaml.YAMLError, RecursionError):  # RecursionError: nesting hundreds deep
-        data = None
-    title = data.get("title") if isinstance(data, dict) else None
-    title_text = " ".join(str(title).split()) if isinstance(title, str | int | float) else ""
-    return title_text or None, text[match.end() :]
+    data, body = front_matter(text)
+    return _title(data), body
+
+
+def _title(data: dict[Any, Any] | None) -> str | None:
+    title = data.get("title") if data is not None else None
+    title_text = " ".join(utf8(str(title)).split()) if isinstance(title, str | int | float) else ""
+    return title_text or None
 
 
 def inline_text(token: Token) -> str:
@@ -42,7 +73,8 @@ def inline_text(token: Token) -> str:
 
 def extract(text: str, file_name: str) -> Document:
     """The title (front matter, else first heading, else file name) and the blocks of a Markdown file."""
-    front_title, body = split_front_matter(text)
+    data, body = front_matter(text)
+    front_title = _title(data)
     # Line numbers are counted in the file as written: the front matter's lines come first.
     skipped = text.count("\n", 0, len(text) - len(body))
     tokens = _parser.parse(body)
@@ -57,7 +89,7 @@ def extract(text: str, file_name: str) -> Document:
         elif token.type in ("fence", "code_block"):
             whole[start] = end
     title = front_title or next((text for _, _, text in headings.values() if text), None) or file_name
-    return Document(title, _blocks(body.split("\n"), headings, whole, skipped))
+    return Document(title, _blocks(body.split("\n"), headings, whole, skipped), Metadata.of(data))
 
 
 def _blocks(

@@ -7,9 +7,10 @@ hyphen with U+FFFE, removed here). Headings come from the outline (bookmarks), p
 points on its page; a PDF without one gets its headings from lines set larger than the body text.
 
 The title: the document information's Title, else the first line of page 1 set larger than the body,
-else the file name. A password-protected PDF, a damaged one and one without any text (scanned pages)
-are Unreadable with the reason. A PDF on which PDFium spins is stopped by the per-file time limit of
-the worker process reading it (`workers.py`), like any other format.
+else the file name; the information's Author, Subject, Keywords and dates are the PDF's metadata. A
+password-protected PDF, a damaged one and one without any text (scanned pages) are Unreadable with the
+reason. A PDF on which PDFium spins is stopped by the per-file time limit of the worker process reading
+it (`workers.py`), like any other format.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 
 from lancelot_indexer.chunk import Block, Document
 from lancelot_indexer.formats import Unreadable
+from lancelot_indexer.metadata import Metadata, pdf_timestamp
 
 # A line this much larger than the body text is a heading (no outline) or the title.
 LARGER = 1.15
@@ -64,6 +66,7 @@ def extract(data: bytes, file_name: str) -> Document:
         pages = [_lines(pdf, number) for number in range(len(pdf))]
         outline = _outline(pdf)
         info_title = _info_title(pdf)
+        properties = _properties(pdf)
     finally:
         pdf.close()
     if not any(pages):
@@ -76,7 +79,7 @@ def extract(data: bytes, file_name: str) -> Document:
     else:
         _mark_large_lines(pages, body)
         blocks = [block for number, lines in enumerate(pages, start=1) for block in _blocks(lines, number, body)]
-    return Document(title, blocks)
+    return Document(title, blocks, Metadata.of(properties))
 
 
 def _why(exc: pdfium.PdfiumError) -> str:
@@ -89,6 +92,20 @@ def _why(exc: pdfium.PdfiumError) -> str:
 def _info_title(pdf: pdfium.PdfDocument) -> str | None:
     title = " ".join(str(pdf.get_metadata_value("Title") or "").split())
     return title if title and not _FILE_TITLE.match(title) else None
+
+
+# The document information kept as the PDF's metadata, by the field each gives (`metadata.py`); its dates as ISO text.
+PROPERTIES = {"Author": "author", "Subject": "subject", "Keywords": "keywords"}
+DATES = {"CreationDate": "created", "ModDate": "modified"}
+
+
+def _properties(pdf: pdfium.PdfDocument) -> dict[str, str]:
+    info = pdf.get_metadata_dict(skip_empty=True)
+    found = {field: str(info[key]) for key, field in PROPERTIES.items() if key in info}
+    for key, field in DATES.items():
+        if key in info:
+            found[field] = pdf_timestamp(str(info[key])) or str(info[key])
+    return found
 
 
 def _lines(pdf: pdfium.PdfDocument, index: int) -> list[_Line]:

@@ -7,7 +7,8 @@ line ("- item", indented by level); a table is one block, a row a line with its 
 " | " (a merged cell once). Content controls are read through; headers, footers and comments are not
 the document's text and are left out.
 
-The title: the core properties' title, else the first heading, else the file name.
+The title: the core properties' title, else the first heading, else the file name. The core properties'
+author, subject, comments, keywords, category and dates are its metadata.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from lxml import etree  # type: ignore[import-untyped]  # no stubs in the dev en
 
 from lancelot_indexer.chunk import Block, Document
 from lancelot_indexer.formats import Unreadable
+from lancelot_indexer.metadata import Metadata
 
 # An OLE compound file: what Word writes for a password-protected document (and what an old .doc is).
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -46,7 +48,20 @@ def extract(data: bytes, file_name: str) -> Document:
     blocks = _Reader(document).blocks(document.element.body, document)
     core = " ".join((document.core_properties.title or "").split())
     title = core or next((block.text for block in blocks if block.level), None) or file_name
-    return Document(title, blocks)
+    return Document(title, blocks, Metadata.of(_properties(document.core_properties)))
+
+
+# The core properties kept as the document's metadata, by the field each gives (`metadata.py`).
+PROPERTIES = {
+    "author": "author", "subject": "subject", "comments": "description", "keywords": "keywords",
+    "category": "category", "created": "created", "modified": "modified",
+}  # fmt: skip
+
+
+def _properties(core: Any) -> dict[str, Any]:
+    """The properties that are set; python-docx reads a date it cannot parse as None."""
+    values = {field: getattr(core, name, None) for name, field in PROPERTIES.items()}
+    return {field: value for field, value in values.items() if value not in (None, "")}
 
 
 def _items(parent: Any, owner: Any) -> Iterator[Paragraph | Table]:

@@ -7,6 +7,7 @@ source lives in `chunkSource` or `docSource` instead of `path`.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 DEFAULT_TABLE = "documents"
 DEFAULT_TEXT_COLUMN = "text"
@@ -42,14 +43,43 @@ FILE_HASH = "file_hash"
 # Layout 5: the page a passage is on, from 1 (PDF; null elsewhere). A passage never spans two pages (last, so
 # that a table evolved from layout 4 keeps this column order).
 PAGE = "page"
+# Layout 5 too: each document's own metadata, the same on each of its rows, null where it has none (last, after
+# `page`). All text: ISO dates sort as text, the merge compares text columns, and the server filters them with
+# pyarrow expressions that Lance runs before it ranks.
+META = "meta"  # a JSON object: the document's front matter, HTML <meta>, PDF or Word properties, as written
+TAGS = "tags"  # its tags and keywords, each `tag_key(tag) + TAG_SEPARATOR`, after one TAG_SEPARATOR: "\x1fa\x1fb\x1f"
+DATE = "date"  # its date, YYYY-MM-DD (front matter `date`, HTML dates, PDF and Word creation dates)
+FILE_TYPE = "file_type"  # its format: one of FILE_TYPES' values
 VECTOR = "vector"
 
 INDEXER_COLUMNS: tuple[str, ...] = (
     ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, PASSAGES, LINE_START, LINE_END, ANCHOR, FILE_HASH,
-    PAGE,
+    PAGE, META, TAGS, DATE, FILE_TYPE,
 )  # fmt: skip
+# The columns a search filters on (`lancedb_search`'s tags, since, until and types); a table without them (layouts
+# 1 to 4, or one written before layout 5 had them) cannot be filtered.
+FILTER_COLUMNS: tuple[str, ...] = (TAGS, DATE, FILE_TYPE)
 # The indexer's columns that hold 32-bit integers; every other one of INDEXER_COLUMNS holds text.
 INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END, PAGE)
+# A document's format by its file's suffix (lower-cased), as `file_type` holds it and `types` filters by it.
+FILE_TYPES: dict[str, str] = {
+    ".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html", ".rst": "rst", ".pdf": "pdf",
+    ".docx": "docx",
+}  # fmt: skip
+TAG_SEPARATOR = "\x1f"
+# Longest tag kept, in characters once normalised (a longer one is cut, on both sides alike).
+MAX_TAG = 100
+_NOT_IN_TAGS = re.compile(r"[\s\x00-\x1f\x7f-\x9f\ud800-\udfff]+")
+
+
+def tag_key(tag: str) -> str:
+    """A tag as it is stored and matched: NFKC, case-folded, control characters and runs of white space one space,
+    at most MAX_TAG characters; "" for a tag of none. The indexer and the server both use it, so `Python` matches
+    `python` and no tag can hold the separator (nor a lone surrogate, which UTF-8 cannot)."""
+    folded = unicodedata.normalize("NFKC", tag).casefold()
+    return _NOT_IN_TAGS.sub(" ", folded).strip()[:MAX_TAG].strip()
+
+
 # Columns the indexer builds a full-text (BM25) index on: text search matches a passage's text, its
 # document's title and its heading trail (layout 2; layout 1 indexed the text only).
 FULL_TEXT_COLUMNS: tuple[str, ...] = (TEXT, TITLE, HEADING)
@@ -66,7 +96,8 @@ VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
 # Bumped when the meaning of a column or metadata key changes. 2: passage, passages, line_start, line_end, anchor,
 # scalar indexes on path and passage, and the link template. 3: the language of the full-text indexes and what
 # each vector embeds. 4: each row's file hash and the --exclude patterns, for incremental rebuilds. 5: each row's
-# page (PDF). The server reads layouts 1 to 4 too (1 and 2: English; vectors of the passage text alone).
+# page (PDF), and each document's metadata, tags, date and file type. The server reads layouts 1 to 4 too (1 and
+# 2: English; vectors of the passage text alone).
 LAYOUT_VERSION = "5"
 
 # Keys stamped into the table's schema metadata by the indexer (bytes keys, as Arrow stores them).
