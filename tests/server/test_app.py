@@ -81,8 +81,9 @@ def test_search_parameters_declare_their_limits(lancelot_db):
     assert query["properties"]["limit"]["default"] == 8
     budget = query["properties"]["budget"]
     assert (budget["minimum"], budget["maximum"], budget["default"]) == (500, 100_000, 12_000)
-    assert set(search["properties"]) == {"query", "mode", "limit", "table", "path", "perDocument"}
-    assert set(query["properties"]) == {"query", "mode", "limit", "table", "path", "budget", "perDocument"}
+    filters = {"tags", "tagMatch", "since", "until", "types"}
+    assert set(search["properties"]) == {"query", "mode", "limit", "table", "path", "perDocument", *filters}
+    assert set(query["properties"]) == {"query", "mode", "limit", "table", "path", "budget", "perDocument", *filters}
     per_document = search["properties"]["perDocument"]
     assert (per_document["minimum"], per_document["maximum"], per_document["default"]) == (1, 50, 1)
 

@@ -48,6 +48,7 @@ from lancelot_server.arguments import (
     After,
     Before,
     Budget,
+    FileTypes,
     From,
     Offset,
     PassageId,
@@ -58,13 +59,18 @@ from lancelot_server.arguments import (
     ReadBudget,
     SearchLimit,
     SearchMode,
+    Since,
     Source,
     TableName,
     TableNames,
+    TagMatch,
+    Tags,
+    Until,
     call_problem,
     invalid_arguments,
 )
 from lancelot_server.errors import LancelotError
+from lancelot_server.filters import Filters
 from lancelot_server.read import Reading, ReadReply
 from lancelot_server.replies import SearchReply, StatusReply, VersionReply
 from lancelot_server.stdio import ScrubbedLines
@@ -122,6 +128,11 @@ def _tools(tools: Tools) -> list[Tool]:
         table: TableNames = None,
         path: PathPrefix = None,
         perDocument: PerDocument = DEFAULT_PER_DOCUMENT,
+        tags: Tags = None,
+        tagMatch: TagMatch = "any",
+        since: Since = None,
+        until: Until = None,
+        types: FileTypes = None,
     ) -> Annotated[CallToolResult, SearchReply]:
         """Search the indexed documents; returns JSON hits: id, title, source, heading, text, score, metadata, table.
 
@@ -130,10 +141,16 @@ def _tools(tools: Tools) -> list[Tool]:
         bm25 = BM25 (higher is better), substring = share of query words found (higher is better),
         hybrid = fused relevance (higher is better). Only vector and hybrid send the query to the embedding endpoint.
         With several tables, `tables` says how each was searched; hits are in rank order (each table's first, then
-        each table's second...) and scores compare only within one table.
+        each table's second...) and scores compare only within one table. tags, since, until and types keep only
+        documents with those tags, dates and file types (each hit's metadata holds its document's own: front matter,
+        HTML meta, PDF or Word properties).
         """
         return _answer(
-            "lancedb_search", lambda: tools.search(query, mode, limit, table, path, perDocument), as_json=True
+            "lancedb_search",
+            lambda: tools.search(
+                query, mode, limit, table, path, perDocument, Filters.of(tags, tagMatch, since, until, types)
+            ),
+            as_json=True,
         )
 
     def lancedb_query(
@@ -144,14 +161,23 @@ def _tools(tools: Tools) -> list[Tool]:
         path: PathPrefix = None,
         budget: Budget = DEFAULT_BUDGET,
         perDocument: PerDocument = DEFAULT_PER_DOCUMENT,
+        tags: Tags = None,
+        tagMatch: TagMatch = "any",
+        since: Since = None,
+        until: Until = None,
+        types: FileTypes = None,
     ) -> CallToolResult:
         """Search and return one Markdown block: a header, then each passage with its title, source and text (and
         its table, when several are searched).
 
         Passages that would take the block past `budget` characters are left out whole, and the block says how many.
+        tags, since, until and types keep only documents with those tags, dates and file types.
         """
+        filters = (tags, tagMatch, since, until, types)
         return _answer(
-            "lancedb_query", lambda: tools.query(query, mode, limit, table, path, budget, perDocument), as_json=False
+            "lancedb_query",
+            lambda: tools.query(query, mode, limit, table, path, budget, perDocument, Filters.of(*filters)),
+            as_json=False,
         )
 
     def lancedb_read(**arguments: Any) -> Annotated[CallToolResult, ReadReply]:

@@ -8,12 +8,13 @@ argument and never echoes more than a short prefix of a value.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, ValidationError
 from pydantic_core import PydanticCustomError
 
 from lancelot_server.errors import shown
+from lancelot_server.filters import DATE_FORMS, DATE_PATTERN, MAX_TAGS, MAX_TYPES, date_problem
 from lancelot_server.read import MAX_AROUND
 from lancelot_server.replies import Mode
 from lancelot_server.tables import MAX_TABLES
@@ -120,6 +121,56 @@ PerDocument = Annotated[
     ),
 ]
 QueryLimit = Annotated[Limit, Field(description=f"Most passages to return (default {QUERY_LIMIT}).")]
+
+# The metadata filters (`filters.py`). A tag is matched whole, once normalised (at most layout.MAX_TAG characters):
+# this is room for its spaces and case.
+MAX_TAG_ARGUMENT = 200
+
+
+def _date(value: str) -> str:
+    problem = date_problem(value)
+    if problem is not None:
+        raise PydanticCustomError(
+            "date", "Input should be a date, {forms}: {problem}", {"forms": DATE_FORMS, "problem": problem}
+        )
+    return value
+
+
+Tags = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_ARGUMENT)]] | None,
+    Field(
+        min_length=1,
+        max_length=MAX_TAGS,
+        description="Only documents with these tags: their front matter's tags, keywords or categories, or the "
+        "keywords of an HTML page, PDF or Word document; a tag is matched whole, in any case. Any of them, unless "
+        "tagMatch is all.",
+    ),
+]
+TagMatch = Annotated[
+    Literal["any", "all"],
+    Field(description="With tags: any (default), documents with at least one; all, with every one."),
+]
+Day = Annotated[str, Field(max_length=10, json_schema_extra={"pattern": DATE_PATTERN}), AfterValidator(_date)]
+Since = Annotated[
+    Day | None,
+    Field(
+        description=f"Only documents dated on or after this day ({DATE_FORMS}: its first day). A document's date is "
+        "its front matter's date (or published, created), an HTML page's date meta, a PDF's or Word document's "
+        "creation date; undated documents are left out.",
+    ),
+]
+Until = Annotated[
+    Day | None, Field(description=f"Only documents dated on or before this day ({DATE_FORMS}: its last day).")
+]
+FileType = Literal["docx", "html", "md", "pdf", "rst", "txt"]
+FileTypes = Annotated[
+    list[FileType] | None,
+    Field(
+        min_length=1,
+        max_length=MAX_TYPES,
+        description="Only documents of these file types (md: .md and .markdown; html: .html and .htm; txt: text).",
+    ),
+]
 
 
 PassageId = Annotated[

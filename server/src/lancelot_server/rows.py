@@ -2,10 +2,14 @@
 
 Rows written by AnythingLLM carry a `<document_metadata>` header at the top of their text (the
 document's title, publication date, source); it is taken off the text and its fields join the metadata.
+Rows lancelot-index wrote (layout 5) carry their document's own metadata as a JSON object (front matter,
+HTML <meta>, PDF and Word properties): its fields join the metadata, and the columns derived from it for
+the filters (its normalised tags and date) are left out.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import date, datetime, time
 from typing import Any, NotRequired, cast
@@ -21,6 +25,8 @@ LOCATOR_COLUMNS = frozenset(
     (layout.PASSAGE, layout.PASSAGES, layout.LINE_START, layout.LINE_END, layout.ANCHOR, layout.PAGE)
 )
 HEADER_CLOSE = "</document_metadata>"
+# Layout 5: the document's metadata (shown as its fields) and the filters' forms of it (not shown).
+DOCUMENT_COLUMNS = frozenset((layout.META, layout.TAGS, layout.DATE))
 
 
 class Hit(TypedDict):
@@ -125,11 +131,17 @@ def to_hit(row: dict[str, Any], table_layout: Layout, score: float) -> Hit:
         source_column,
         *LOCATOR_COLUMNS,
     }
+    ours = _documented(table_layout)
+    if ours:
+        shown |= DOCUMENT_COLUMNS
     metadata = {
         name: json_value(value) for name, value in row.items() if name not in shown and not name.startswith("_")
     }
     for key, value in header.items():
         metadata.setdefault(key, value)
+    if ours:
+        for key, value in document_metadata(row.get(layout.META)).items():
+            metadata.setdefault(key, value)
     source = _text(row.get(source_column)) if source_column else None
     hit = Hit(
         id=_text(row.get(table_layout.id)) if table_layout.id else None,
@@ -141,6 +153,22 @@ def to_hit(row: dict[str, Any], table_layout: Layout, score: float) -> Hit:
         metadata=metadata,
     )
     return cast(Hit, {**hit, **locators(row, table_layout, source)})
+
+
+def _documented(table_layout: Layout) -> bool:
+    """Whether the table holds lancelot-index's document metadata columns (layout 5)."""
+    return DOCUMENT_COLUMNS.issubset(table_layout.columns)
+
+
+def document_metadata(meta: Any) -> dict[str, Any]:
+    """The fields of a `meta` value: a JSON object as the indexer wrote it; anything else has none."""
+    if not isinstance(meta, str) or not meta:
+        return {}
+    try:
+        fields = json.loads(meta)
+    except ValueError:
+        return {}
+    return fields if isinstance(fields, dict) else {}
 
 
 def source_of(row: dict[str, Any], table_layout: Layout) -> str | None:

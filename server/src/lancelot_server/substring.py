@@ -2,7 +2,8 @@
 (an identifier the tokenizer splits, part of a word, a word of another script).
 
 The words are data, never SQL: lookups filter with pyarrow expressions holding them as literal values, and
-scans match in Arrow on literal strings; the path filter is such an expression or runs in Arrow.
+scans match in Arrow on literal strings; the path filter is such an expression or runs in Arrow, and the
+metadata filters (`Wanted.where`) are such an expression, run by Lance in lookups and scans alike.
 """
 
 from __future__ import annotations
@@ -50,19 +51,21 @@ def search(table: Any, table_layout: Layout, query: str, wanted: Wanted) -> list
 
 
 def _best(table: Any, table_layout: Layout, words: list[str], wanted: Wanted) -> Any:
-    found = _matches(table, table_layout, words, wanted.prefix)
+    found = _matches(table, table_layout, words, wanted)
     return _top(_scored(found, table_layout, words), wanted, table_layout)
 
 
-def _matches(table: Any, table_layout: Layout, words: list[str], prefix: str | None) -> Any:
+def _matches(table: Any, table_layout: Layout, words: list[str], wanted: Wanted) -> Any:
     """The rows to score (text, id, sources and row id), each once."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    prefix = wanted.prefix
+
     columns = list(dict.fromkeys(name for name in (table_layout.text, table_layout.id, *table_layout.sources) if name))
     looked_up = [word for word in words if _trigrams(word)] if _ngram_indexed(table, table_layout, prefix) else []
     try:
-        found = [_looked_up(table, table_layout, columns, word, prefix) for word in looked_up]
+        found = [_looked_up(table, table_layout, columns, word, wanted) for word in looked_up]
     except Exception:
         # The index's files are gone (a partial copy): scan, as text search does when BM25's index is lost.
         if not damage(table).index_broken(table_layout.text):
@@ -70,7 +73,7 @@ def _matches(table: Any, table_layout: Layout, words: list[str], prefix: str | N
         looked_up, found = [], []
     scanned = [word for word in words if word not in looked_up]
     if scanned:
-        found.append(_scanned(table, table_layout, columns, scanned, prefix))
+        found.append(_scanned(table, table_layout, columns, scanned, wanted))
     rows = pa.concat_tables(found)
     ids = rows.column(ROW_ID)
     return rows.take(pc.index_in(pc.unique(ids), value_set=ids))
@@ -93,7 +96,7 @@ def _trigrams(word: str) -> list[str]:
     return grams
 
 
-def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, prefix: str | None) -> Any:
+def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, wanted: Wanted) -> Any:
     """The first `MAX_WORD_PASSAGES` rows whose text contains `word` in any case, through the n-gram index."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -107,8 +110,10 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
         spellings = itertools.product(*((char, char.upper()) if char.isalpha() else (char,) for char in gram))
         held = functools.reduce(operator.or_, (pc.match_substring(text, "".join(s)) for s in spellings))
         where = held if where is None else where & held
-    if prefix is not None:
-        where = where & starting_with(pc.field(layout.PATH), prefix)
+    if wanted.prefix is not None:
+        where = where & starting_with(pc.field(layout.PATH), wanted.prefix)
+    if wanted.where is not None:
+        where = where & wanted.where
     kept: list[Any] = []
     left = MAX_WORD_PASSAGES
     reader = table.search().where(where).select(columns).with_row_id(True).limit(None).to_batches(SCAN_BATCH_ROWS)
@@ -124,15 +129,18 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
     return pa.Table.from_batches(kept, schema=reader.schema)
 
 
-def _scanned(table: Any, table_layout: Layout, columns: list[str], words: list[str], prefix: str | None) -> Any:
-    """Each word's first `MAX_WORD_PASSAGES` rows (under `prefix`), by one pass over the text that stops once every
-    word has them: per batch, one case-insensitive regex of all the words finds the rows holding any."""
+def _scanned(table: Any, table_layout: Layout, columns: list[str], words: list[str], wanted: Wanted) -> Any:
+    """Each word's first `MAX_WORD_PASSAGES` rows (under `prefix`, where `where` holds), by one pass over the text
+    that stops once every word has them: per batch, one case-insensitive regex of all the words finds the rows
+    holding any."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    prefix = wanted.prefix
     left = dict.fromkeys(words, MAX_WORD_PASSAGES)
     kept: list[Any] = []
-    reader = table.search().select(columns).with_row_id(True).limit(None).to_batches(batch_size=SCAN_BATCH_ROWS)
+    query = table.search() if wanted.where is None else table.search().where(wanted.where)
+    reader = query.select(columns).with_row_id(True).limit(None).to_batches(batch_size=SCAN_BATCH_ROWS)
     try:
         for batch in reader:
             live = [word for word, count in left.items() if count]

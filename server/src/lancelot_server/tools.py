@@ -20,6 +20,7 @@ from lancelot_schema.settings import Settings
 from lancelot_server import __version__, documents, markdown, read, search, status, substring
 from lancelot_server.embed import Embedder
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
+from lancelot_server.filters import Filters
 from lancelot_server.fusion import relative_score_fusion, scaled
 from lancelot_server.replies import (
     Mode,
@@ -128,12 +129,17 @@ class Tools:
         table: str | Sequence[str] | None = None,
         path: str | None = None,
         per_document: int = DEFAULT_PER_DOCUMENT,
+        filters: Filters | None = None,
     ) -> SearchReply:
-        """One table, or several searched each in its own way and merged by rank (`tables.merged`)."""
+        """One table, or several searched each in its own way and merged by rank (`tables.merged`); only passages
+        of documents that `filters` keeps (their tags, dates and file types: `filters.py`)."""
         _check(query, mode, limit, per_document)
-        # Every table is opened before any is searched: one the caller cannot have refuses the whole request.
+        filters = filters or Filters()
+        # Every table is opened before any is searched: one the caller cannot have (or filter) refuses the request.
         opened = [self.opened(name) for name in self.tables.chosen(table)]
-        wanted = Wanted(limit, path or None, per_document)
+        for name, _handle, table_layout in opened:
+            filters.require(table_layout, name)
+        wanted = Wanted(limit, path or None, per_document, filters.condition())
         asked = Query(query, self.embedder)
         searched = []
         for name, handle, table_layout in opened:
@@ -276,9 +282,10 @@ class Tools:
         path: str | None = None,
         budget: int = DEFAULT_BUDGET,
         per_document: int = DEFAULT_PER_DOCUMENT,
+        filters: Filters | None = None,
     ) -> str:
         _check_budget(budget)
-        return markdown.render(self.search(query, mode, limit, table, path, per_document), budget)
+        return markdown.render(self.search(query, mode, limit, table, path, per_document, filters), budget)
 
     # lancedb_read --------------------------------------------------------------------------------
     def read(
