@@ -9,6 +9,12 @@ query is timed from the server's first tools/list reply (so it includes importin
 row) and counts the requests it made; warm queries are the --queries searches after it.
 
     scripts/bench-s3 [--rounds 3] [--latency-ms 20]     # prints a Markdown section for docs/benchmarks.md
+
+With --index it times the indexer writing instead: `lancelot-index` over the same documents into a new
+folder, into a new prefix of the first server and of the second, each a full build, a rebuild that finds
+nothing changed, and one after a page changed, with the requests each made.
+
+    scripts/bench-s3 --index [--rounds 1] [--latency-ms 20]
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 from bench_search import QUERIES  # noqa: E402
-from tests.support.s3_server import S3Server, requests  # noqa: E402
+from tests.support.s3_server import S3Server, requests, without_aws  # noqa: E402
 
 BIN = Path(sys.executable).parent
 WORK = ROOT / "bench-work" / "s3"
@@ -57,7 +65,7 @@ def build(docs: Path) -> Path:
     return db
 
 
-def counted(target: Target) -> int:
+def counted(target: Target | Writer) -> int:
     return len(requests(target.log)) if target.log else 0
 
 
@@ -89,14 +97,86 @@ def p90(values: list[float]) -> str:
     return f"{ordered[round(0.9 * (len(ordered) - 1))] * 1000:.1f}"
 
 
+STEPS = ("full build", "rebuild, nothing changed", "rebuild, one page changed")
+
+
+@dataclass
+class Writer:
+    """Where the indexer writes (`place(round)`: a new database each round), and what each step took."""
+
+    name: str
+    place: Callable[[int], str]
+    env: dict[str, str]
+    log: Path | None = None
+    seconds: dict[str, list[float]] = field(default_factory=lambda: {step: [] for step in STEPS})
+    requests: dict[str, list[int]] = field(default_factory=lambda: {step: [] for step in STEPS})
+
+
+def write_round(writer: Writer, docs: Path, page: Path, number: int) -> None:
+    original = page.read_bytes()
+    db = writer.place(number)
+    environ = {**without_aws(dict(os.environ)), **writer.env}
+    try:
+        for step in STEPS:
+            if step == STEPS[2]:
+                page.write_bytes(original + b"\n<p>One more paragraph, about sprockets.</p>\n")
+            before, started = counted(writer), time.perf_counter()
+            subprocess.run([BIN / "lancelot-index", "--quiet", docs, db], env=environ, check=True, timeout=1800)
+            writer.seconds[step].append(time.perf_counter() - started)
+            writer.requests[step].append(counted(writer) - before)
+    finally:
+        page.write_bytes(original)
+
+
+def prefixes(bucket: str) -> Callable[[int], str]:
+    return lambda number: f"s3://{bucket}/db{number}"
+
+
+def bench_writes(args: argparse.Namespace) -> None:
+    docs = WORK / "docs"
+    if not docs.is_dir():
+        shutil.copytree(args.docs, docs)
+    page = sorted(path for path in docs.rglob("*") if path.suffix in (".html", ".md", ".txt"))[0]
+    folders = WORK / "written"
+    shutil.rmtree(folders, ignore_errors=True)
+    with (
+        S3Server(log=WORK / "writes-0.log") as fast,
+        S3Server(args.latency_ms, log=WORK / f"writes-{args.latency_ms:g}.log") as slow,
+    ):
+
+        def folder(number: int) -> str:
+            return str(folders / f"db{number}")
+
+        writers = [Writer("folder", folder, {})]
+        for server, latency in ((fast, "loopback"), (slow, f"+{args.latency_ms:g} ms a request")):
+            writers.append(Writer(f"bucket ({latency})", prefixes(server.bucket()), server.env(), server.log))
+        for number in range(args.rounds):
+            for writer in writers:
+                write_round(writer, docs, page, number)
+    print(f"### Object storage: lancelot-index writing ({platform.machine()}, {os.cpu_count()} cores)\n")
+    print(f"Documents: {args.docs}; each step is a whole `lancelot-index --quiet` run (start and imports included);")
+    print(f"median of {args.rounds} round(s), a new database each round.\n")
+    print("| database | " + " | ".join(f"{step} s" for step in STEPS) + " | requests: " + " | ".join(STEPS) + " |")
+    print("|---|" + "---|" * (2 * len(STEPS)))
+    for writer in writers:
+        times = [f"{statistics.median(writer.seconds[step]):.2f}" for step in STEPS]
+        made = [f"{statistics.median(writer.requests[step]):.0f}" if writer.log else "–" for step in STEPS]
+        print(f"| {writer.name} | " + " | ".join(times) + " | " + " | ".join(made) + " |")
+    print(f"\nCommand: `scripts/bench-s3 --index --rounds {args.rounds} --latency-ms {args.latency_ms:g}`")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=Path, default=MANUAL if MANUAL.is_dir() else ROOT / "examples" / "docs")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=len(QUERIES), help="searches per server, the first one cold")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="the second S3 server's wait per request")
+    parser.add_argument("--index", action="store_true", help="time lancelot-index writing instead of queries")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
+    if args.index:
+        bench_writes(args)
+        return
     db = build(args.docs)
     queries = (QUERIES * (args.queries // len(QUERIES) + 1))[: args.queries]
     for log in WORK.glob("requests-*.log"):

@@ -274,14 +274,24 @@ def test_a_holder_whose_lease_was_taken_over_stops_before_its_next_commit(bucket
     holder.take()
     holder.check()
     other = lease.Lease(location)
-    latest = lance.dataset(other.uri, storage_options=dict(location.options)).version
-    assert other._swap(latest, other._holder) is not None  # as a run that judged it gone would
+    other._dataset = lance.dataset(other.uri, storage_options=dict(location.options))
+    assert other._swap(other._dataset.version, other._holder) is not None  # as a run that judged it gone would
     time.sleep(0.6)
     with pytest.raises(LockedError, match=r"lost the lock of s3://.*another lancelot-index took it over"):
         holder.check()
     holder.release()  # never frees what another run holds
     record = json.loads(lance.dataset(other.uri, storage_options=dict(location.options)).config()[lease.KEY])
     assert record["owner"] == other._holder.owner
+
+
+def test_the_lock_datasets_old_versions_are_removed_now_and_then(bucket_db):
+    location = bucket_db.location
+    for _ in range(12):  # two versions a run: taken, released
+        taken = lease.Lease(location, lease=timedelta(milliseconds=1))
+        taken.take()
+        taken.release()
+    versions = lance.dataset(lease.lock_uri(location), storage_options=dict(location.options)).versions()
+    assert max(item["version"] for item in versions) == 25 and len(versions) < 12
 
 
 def test_a_killed_rebuild_leaves_the_table_readable_and_the_next_run_takes_over_and_succeeds(

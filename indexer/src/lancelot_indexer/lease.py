@@ -118,7 +118,8 @@ class Lease:
         self._lease = lease
         self._renew = renew
         self._version = 0
-        self._taken_at = 0
+        self._dataset: Any = None  # the lock dataset at `_version`: a commit from it need not read it again
+        self._read_at = 0  # the version the lock was taken from
         self._lost: str | None = None
         self._stop = threading.Event()
         self._mutex = threading.Lock()  # one commit at a time: a renewal and the release
@@ -152,7 +153,7 @@ class Lease:
         update = lance.LanceOperation.UpdateMap({KEY: holder.dumps() if holder is not None else None})
         try:
             done = lance.LanceDataset.commit(
-                self.uri,
+                self._dataset,
                 lance.LanceOperation.UpdateConfig(config_updates=update),
                 read_version=version,
                 storage_options=self._options,
@@ -161,6 +162,7 @@ class Lease:
             if database.conflict(exc):
                 return None
             raise
+        self._dataset = done
         return int(done.version)
 
     def _busy(self, holder: Holder | None) -> LockedError:
@@ -175,7 +177,7 @@ class Lease:
 
     def take(self) -> None:
         with database.storage_failures(self.location):
-            dataset = self._open()
+            self._dataset = dataset = self._open()
             stored = dataset.config().get(KEY)
             holder = Holder.parse(stored) if stored else None
             if stored:
@@ -184,10 +186,11 @@ class Lease:
                     raise self._busy(holder)
                 self.taken_over = why
                 log.warning("taking over the lock of a lancelot-index that stopped without releasing it", why=why)
-            version = self._swap(int(dataset.version), self._holder)
+            self._read_at = int(dataset.version)
+            version = self._swap(self._read_at, self._holder)
         if version is None:
             raise self._busy(None)
-        self._version = self._taken_at = version
+        self._version = version
         self._thread = threading.Thread(target=self._keep, daemon=True, name="lancelot-lease")
         self._thread.start()
 
@@ -228,16 +231,14 @@ class Lease:
                 return
             try:
                 version = self._swap(self._version, None)
-                if version is not None and version // TIDY_EVERY > self._taken_at // TIDY_EVERY:
+                if version is not None and version // TIDY_EVERY > self._read_at // TIDY_EVERY:
                     self._tidy()
             except Exception as exc:
                 log.warning("the lock could not be released; the next run takes it over", error=str(exc)[:300])
 
     def _tidy(self) -> None:
-        import lance
-
-        # Versions older than a lease: a run that is opening the lock dataset reads the latest version.
-        lance.dataset(self.uri, storage_options=self._options).cleanup_old_versions(older_than=self._lease)
+        # Versions older than a lease only: a run opening the lock dataset meanwhile reads the latest one.
+        self._dataset.cleanup_old_versions(older_than=self._lease)
 
 
 @contextlib.contextmanager
