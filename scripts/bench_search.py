@@ -456,10 +456,20 @@ def main() -> None:
     parser.add_argument("--worst-rounds", type=int, default=5, help="passes over the worst cases (default 5)")
     parser.add_argument("--only-worst", action="store_true", help="measure only the worst cases and the burst")
     parser.add_argument("--work", type=Path, default=WORK, help=f"where the tables are built (default {WORK})")
+    parser.add_argument(
+        "--peer", action="store_true", help="only Lancelot beside qmd on the PostgreSQL manual (scripts/bench_peer.py)"
+    )
+    parser.add_argument("--peer-builds", type=int, default=3, help="with --peer: index builds each (default 3)")
+    parser.add_argument("--peer-warm", type=int, default=300, help="with --peer: warm searches each (default 300)")
     options = parser.parse_args()
     logs.configure("WARNING")  # the in-process Tools log to stderr at the spawned servers' level, never to stdout
     WORK = options.work
     WORK.mkdir(parents=True, exist_ok=True)
+    if options.peer:
+        import bench_peer
+
+        bench_peer.run(WORK, options.cold, options.peer_builds, options.peer_warm)
+        return
     db = build(options.rows)
 
     worst, worst_found = anyio.run(worst_over_stdio, db, options.worst_rounds)

@@ -362,21 +362,23 @@ async def _resource_call(method: str, produce: Callable[[], T]) -> T:
         raise MCPError(code=INTERNAL_ERROR, message=message) from exc
 
 
-def serve_stdio(server: MCPServer) -> None:
-    """Serve over this process's stdin and stdout until stdin closes.
+def serve_stdio(server: MCPServer, serving: Callable[[], None] = lambda: None) -> None:
+    """Serve over this process's stdin and stdout until stdin closes; `serving()` is called once the
+    transport holds stdout (from then on anything else written to fd 1 goes to stderr).
 
     The SDK's `run("stdio")`, with two mends: lines go through `ScrubbedLines` first, and a line the
     SDK cannot read gets a JSON-RPC error (id null) where the SDK would drop it and leave the client
     waiting.
     """
-    anyio.run(_serve_stdio, server)
+    anyio.run(_serve_stdio, server, serving)
 
 
-async def _serve_stdio(server: MCPServer) -> None:
+async def _serve_stdio(server: MCPServer, serving: Callable[[], None]) -> None:
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs; no public accessor
     # Our own descriptor for stdin: the text wrapper closes it when collected, never fd 0 itself.
     stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8", errors="replace"))
     async with stdio_server(stdin=cast(Any, ScrubbedLines(stdin))) as (read, write):
+        serving()
         relay_send, relay_read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
         async def relay() -> None:

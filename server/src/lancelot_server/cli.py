@@ -118,7 +118,6 @@ def main(
         return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
     diversion.hand_back()
-    # The SDK is imported and the server built: Lance's import and the table's opening go on in the background
-    # while the client's handshake (and, in an assistant, the person's first question) comes in.
-    store.prepare(resolved.table)
-    app.serve_stdio(server)
+    # Once the transport holds stdout, Lance's import and the table's opening go on in the background while
+    # the client's handshake (and, in an assistant, the person's first question) comes in.
+    app.serve_stdio(server, serving=lambda: store.prepare(resolved.table))
