@@ -33,29 +33,11 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_http import QUERIES, SOURCE  # the PostgreSQL manual and its queries, as bench-http has them
 from bench_qmd import Qmd, markdown_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-SOURCE = Path("/usr/share/doc/postgresql-doc-15/html")
-QUERIES = [
-    "vacuum freeze",
-    "transaction isolation level",
-    "foreign key constraint",
-    "replication slot",
-    "json operators",
-    "window function",
-    "checkpoint tuning",
-    "autovacuum threshold",
-    "table partitioning",
-    "btree index",
-    "explain analyze",
-    "role privileges",
-    "sequence nextval",
-    "timestamp with time zone",
-    "listen notify",
-    "full text search ranking",
-]
 WARM_UP = 20
 
 
