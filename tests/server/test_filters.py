@@ -3,6 +3,8 @@ embedding endpoint of the tests for vector and hybrid; each hit's metadata; host
 
 from __future__ import annotations
 
+import shutil
+
 import lance
 import pytest
 from tests.server import corpus, metadata_corpus
@@ -11,6 +13,7 @@ from tests.server.metadata_corpus import DEEP, EVERY, LINUX, QUERY, SETUP, SINCE
 from tests.support.embedding_server import EmbeddingServer
 
 from lancelot_schema import layout
+from lancelot_server import substring
 from lancelot_server.errors import InvalidRequest
 from lancelot_server.filters import Filters
 from lancelot_server.tools import MAX_LIMIT
@@ -28,7 +31,8 @@ def endpoint():
 @pytest.fixture(scope="module")
 def filters_db(tmp_path_factory, endpoint):
     """`documents`: the metadata corpus with vectors from the endpoint; `deep`: the same with the deep pages;
-    `old`: `documents` as layout 4 wrote it (no metadata columns)."""
+    `old`: `documents` as layout 4 wrote it (no metadata columns); `looked_up`: `documents` with an n-gram index
+    on its text (the substring match looks words up in it rather than scanning)."""
     root = tmp_path_factory.mktemp("filters")
     docs, db = metadata_corpus.write(root / "docs"), root / "db"
     env = {**ENV, "OPENAI_BASE_URL": endpoint.url}
@@ -38,6 +42,8 @@ def filters_db(tmp_path_factory, endpoint):
     table = lance.dataset(str(db / "documents.lance")).to_table()
     old = table.drop_columns([layout.PAGE, layout.META, layout.TAGS, layout.DATE, layout.FILE_TYPE])
     lance.write_dataset(old, str(db / "old.lance"))
+    shutil.copytree(db / "documents.lance", db / "looked_up.lance")
+    lance.dataset(str(db / "looked_up.lance")).create_scalar_index("text", "NGRAM", name="text_ngram_idx")
     corpus.anythingllm_table(db)
     return db
 
@@ -88,10 +94,19 @@ def test_filters_combine_with_the_path_prefix_and_the_per_document_cap(tools):
     assert reply["hits"] == []
 
 
-def test_substring_matches_are_filtered_too(tools):
-    reply = tools.search("procke", mode="text", limit=MAX_LIMIT, filters=Filters.of(tags=["linux"]))
-    assert reply["textMatch"] == "substring"
-    assert {hit["source"] for hit in reply["hits"]} == LINUX
+@pytest.mark.parametrize("table", ["documents", "looked_up"])
+def test_substring_matches_are_filtered_too_whether_scanned_or_looked_up(filters_db, make_tools, monkeypatch, table):
+    scanned: list[list[str]] = []
+    scan = substring._scanned
+    monkeypatch.setattr(substring, "_scanned", lambda *arguments: scanned.append(arguments[3]) or scan(*arguments))
+    tools = make_tools(filters_db, LANCEDB_TABLE=table)
+    for word in ("procke", "PROCKET"):
+        reply = tools.search(word, mode="text", limit=MAX_LIMIT, filters=Filters.of(tags=["linux"]))
+        assert reply["textMatch"] == "substring"
+        assert {hit["source"] for hit in reply["hits"]} == LINUX
+        reply = tools.search(word, mode="text", limit=MAX_LIMIT, filters=Filters.of(since="2024", types=["md"]))
+        assert {hit["source"] for hit in reply["hits"]} == {"guide/install.md", "guide/upgrade.md"}
+    assert bool(scanned) == (table == "documents")
 
 
 @pytest.mark.parametrize("mode", MODES)
