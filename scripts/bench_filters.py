@@ -1,0 +1,179 @@
+"""Measure the metadata filters of lancedb_search (tags, dates, file types) against the same searches unfiltered.
+
+The table: bench-search's 100,000 passages (Debian's Python 3.11 and PostgreSQL 15 manuals; run scripts/bench-search
+once first), given layout 5's metadata columns per document (a tag `python` or `postgres` by its manual, `rare` on
+one document in a hundred, a date spread over ten years) and 64-wide vectors (random: vector search costs the same
+whatever they hold), written by the indexer's own writer with its indexes. Built once under bench-work/filters.
+
+Each search runs through the server's Tools in this process, round by round: unfiltered (the reference), then
+with a broad filter (half the documents), a date range (a tenth) and a rare tag (a hundredth), each as it is
+built (a pyarrow expression Lance runs before it ranks), and, for BM25, as the alternative it replaced: the
+unfiltered ranking fetched four times deeper each round and filtered in Arrow until `limit` rows pass, both
+fetching ids only (against the same fetch unfiltered). Reported as medians and as ratios to the unfiltered
+search of the same kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import sys
+import time
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "bench-work" / "search" / "db-100000" / "bench.lance"
+WORK = ROOT / "bench-work" / "filters"
+WIDTH = 64
+QUERIES = [
+    "connection pooling",
+    "create index concurrently",
+    "transaction isolation level",
+    "asyncio event loop",
+    "json decode error",
+    "foreign key constraint",
+    "list comprehension",
+    "regular expression groups",
+]
+
+
+def _digest(path: str) -> int:
+    return int.from_bytes(hashlib.sha256(path.encode()).digest()[:8], "big")
+
+
+def build(db: Path) -> None:
+    """The bench table with metadata and vectors, unless it is there already."""
+    import lance
+    import numpy as np
+    import pyarrow as pa
+
+    from lancelot_indexer import write
+    from lancelot_schema import layout
+
+    if (db / "documents.lance").exists():
+        return
+    if not SOURCE.exists():
+        sys.exit(f"{SOURCE} is missing: run scripts/bench-search once first.")
+    table = lance.dataset(str(SOURCE)).to_table()
+    paths = table.column(layout.PATH).to_pylist()
+    tags, dates = [], []
+    for path in paths:
+        digest = _digest(path)
+        labels = ["python" if "/python/" in path else "postgres", *(["rare"] if digest % 100 == 0 else [])]
+        tags.append(layout.TAG_SEPARATOR + "".join(label + layout.TAG_SEPARATOR for label in labels))
+        dates.append((date(2015, 1, 1) + timedelta(days=digest % 3650)).isoformat())
+    rows = len(paths)
+    vectors = np.random.default_rng(7).standard_normal((rows, WIDTH), dtype=np.float32)
+    columns = {
+        layout.PAGE: pa.nulls(rows, pa.int32()),
+        layout.FILE_HASH: pa.nulls(rows, pa.string()),
+        layout.META: pa.nulls(rows, pa.string()),
+        layout.TAGS: pa.array(tags, pa.string()),
+        layout.DATE: pa.array(dates, pa.string()),
+        layout.FILE_TYPE: pa.array(["html"] * rows, pa.string()),
+    }
+    for name, values in columns.items():
+        table = table.append_column(name, values)
+    table = table.select(list(layout.INDEXER_COLUMNS)).append_column(
+        layout.VECTOR, pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), WIDTH)
+    )
+    stamp = {
+        layout.META_LAYOUT_VERSION: layout.LAYOUT_VERSION,
+        layout.META_EMBEDDING_MODEL: "bench-random",
+        layout.META_VECTOR_WIDTH: str(WIDTH),
+    }
+    db.mkdir(parents=True, exist_ok=True)
+    write.replace_table(db, "documents", table, stamp, keep_versions=timedelta(0))
+
+
+def _bm25(tools: Any, query: str) -> Any:
+    from lance.query import MatchQuery
+
+    searched = tools.store.table("documents").search(MatchQuery(query, "text"), query_type="fts")
+    return searched.select(["id", "tags", "date", "_score"])
+
+
+def _pre_filtered(tools: Any, query: str, condition: Any, limit: int) -> int:
+    """BM25 ids as the server fetches them: the filter (if any) run by Lance before it ranks."""
+    searched = _bm25(tools, query)
+    return int((searched if condition is None else searched.where(condition)).limit(limit).to_arrow().num_rows)
+
+
+def _post_filtered(tools: Any, query: str, condition: Any, limit: int) -> int:
+    """The alternative: BM25 unfiltered, four times deeper each round, filtered in Arrow until `limit` rows pass."""
+    want = max(limit * 4, 50)
+    while True:
+        fetched = _bm25(tools, query).limit(want).to_arrow()
+        kept = fetched.filter(condition)
+        if kept.num_rows >= limit or fetched.num_rows < want:
+            return min(kept.num_rows, limit)
+        want *= 4
+
+
+def _timed(run: Any) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=10)
+    arguments = parser.parse_args()
+
+    from lancelot_schema import logs
+    from lancelot_schema.settings import resolve
+    from lancelot_server.filters import Filters
+    from lancelot_server.store import Store
+    from lancelot_server.tools import Tools
+
+    logs.configure("WARNING")
+    db = WORK / "db"
+    build(db)
+    settings = resolve({"LANCEDB_PATH": str(db), "EMBEDDING_MODEL": "bench-random"})
+    tools = Tools(Store(settings.db_path), settings)
+    import numpy as np
+
+    vector = np.random.default_rng(11).standard_normal(WIDTH).astype(np.float32).tolist()
+    # The table's vectors are random: so is the query's, given here rather than by an embedding endpoint.
+    tools._embed = lambda _layout, _query: vector
+    tools.check_vectors = lambda _layout: None
+    filters = {
+        "none": Filters(),
+        "broad (tag python)": Filters.of(tags=["python"]),
+        "dates (one year)": Filters.of(since="2020", until="2020"),
+        "rare (tag rare)": Filters.of(tags=["rare"]),
+        "none match (tag absent)": Filters.of(tags=["absent"]),
+    }
+    limit = arguments.limit
+    timings: dict[tuple[str, str], list[float]] = {}
+    for _ in range(arguments.rounds):
+        for query in QUERIES:
+            for mode in ("text", "vector"):
+                for name, chosen in filters.items():
+                    spent = _timed(lambda: tools.search(query, mode=mode, limit=limit, filters=chosen))  # noqa: B023
+                    timings.setdefault((mode, name), []).append(spent)
+            for name, chosen in filters.items():
+                condition = chosen.condition()
+                spent = _timed(lambda: _pre_filtered(tools, query, condition, limit))  # noqa: B023
+                timings.setdefault(("BM25 ids, filtered before ranking", name), []).append(spent)
+                if condition is not None:
+                    spent = _timed(lambda: _post_filtered(tools, query, condition, limit))  # noqa: B023
+                    timings.setdefault(("BM25 ids, filtered after ranking", name), []).append(spent)
+    reference = {mode: statistics.median(timings[mode, "none"]) for mode in ("text", "vector")}
+    reference["BM25 ids"] = statistics.median(timings["BM25 ids, filtered before ranking", "none"])
+    print(f"| search | filter | median ms | × unfiltered ({arguments.rounds} rounds of {len(QUERIES)} queries) |")
+    print("|---|---|---|---|")
+    for (mode, name), spent in timings.items():
+        median = statistics.median(spent)
+        base = reference[mode.split(",")[0]]
+        print(f"| {mode} | {name} | {median * 1000:.1f} | {median / base:.2f} |")
+    tools.close()
+
+
+if __name__ == "__main__":
+    main()
