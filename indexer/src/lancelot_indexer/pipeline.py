@@ -41,6 +41,7 @@ from lancelot_indexer.collect import (
     walked,
 )
 from lancelot_indexer.errors import EmptyDocsError
+from lancelot_indexer.formats import FORMATS
 from lancelot_indexer.replace import Extension
 from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_schema import languages, layout
@@ -248,7 +249,7 @@ def _unmatched(options: Options, found: Walked) -> list[str]:
 def _empty(docs: Path, excluded: list[Excluded]) -> EmptyDocsError:
     left_out = f"; {count(len(excluded), 'path')} left out by --exclude" if excluded else ""
     return EmptyDocsError(
-        f"No documents found in {docs} (.md, .markdown, .txt, .html, .htm{left_out}); the table was left as it was. "
+        f"No documents found in {docs} ({', '.join(FORMATS)}{left_out}); the table was left as it was. "
         "Pass --allow-empty to empty the table."
     )
 
