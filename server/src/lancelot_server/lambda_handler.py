@@ -2,11 +2,12 @@
 
     event ─→ ASGI scope + body chunks ─→ Guard (same rules as HTTP) ─→ SDK endpoint ─→ response dict
 
-Import (Lambda's init phase) loads the MCP SDK but not LanceDB or openai, which load at first use. Per
-container, on the first invocation: settings, logging, the MCP server with its store (the database
-connection, opened at its first use) and one event loop. Per invocation: only the SDK's stateless
-endpoint, which must be fresh each time (its session manager runs once; python-sdk #3121). No Mangum:
-we drive the ASGI app ourselves. Nothing is written outside /tmp.
+Import (Lambda's init phase) loads the MCP SDK but not Lance or openai, which load at first use; a
+container that Lambda initializes ahead of any request (provisioned concurrency, SnapStart) imports Lance
+then too. Per container, on the first invocation: settings, logging, the MCP server with its store (each
+table opened at its first use) and one event loop. Per invocation: only the SDK's stateless endpoint,
+which must be fresh each time (its session manager runs once; python-sdk #3121). No Mangum: we drive
+the ASGI app ourselves. Nothing is written outside /tmp.
 
 Authentication follows the HTTP server's rules (`auth.py`, in the same guard). A function URL or API
 Gateway is never loopback, so a container with no auth configured refuses every invocation unless
@@ -55,6 +56,13 @@ class UnsafeConfiguration(RuntimeError):
 
 
 _container: Container | None = None
+
+# Lambda's init phase runs ahead of any request for these: Lance's import (a quarter of a second, the
+# first search's largest part) is then paid before anyone waits. An on-demand container gets its first
+# event as soon as its init ends, so there it stays with the first search, where a test keeps it.
+AHEAD_OF_REQUESTS = ("provisioned-concurrency", "snap-start")
+if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") in AHEAD_OF_REQUESTS:
+    import lance  # noqa: F401
 
 
 def lambda_rules(settings: Settings, protocol_versions: tuple[str, ...]) -> Rules:
