@@ -18,13 +18,12 @@ import calendar
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from lancelot_schema import layout
 from lancelot_server.errors import InvalidRequest, shown
 from lancelot_server.store import Layout
 
-TagMatch = Literal["any", "all"]
 TAG_MATCHES: tuple[str, ...] = ("any", "all")
 MAX_TAGS = 20
 MAX_TYPES = 8
@@ -41,7 +40,9 @@ def date_problem(value: str) -> str | None:
     if match is None:
         return f"not a date: use {DATE_FORMS}"
     year, month, date = int(match[1]), int(match[2] or 1), int(match[3] or 1)
-    if not 1 <= month <= 12 or year < 1:
+    if year < 1:
+        return "there is no year 0"
+    if not 1 <= month <= 12:
         return "there is no such month"
     if not 1 <= date <= calendar.monthrange(year, month)[1]:
         return "there is no such day"
@@ -65,7 +66,7 @@ def tag_keys(tags: Sequence[str]) -> tuple[str, ...]:
     for position, tag in enumerate(tags):
         key = layout.tag_key(tag)
         if not key:
-            raise InvalidRequest(f"tags[{position}] holds no letters or digits to match (got {shown(tag, 40)}).")
+            raise InvalidRequest(f"tags[{position}] holds nothing to match, only spaces or control characters.")
         if key not in keys:
             keys.append(key)
     return tuple(keys)
