@@ -10,6 +10,7 @@ says the load average while it was measured:
   command again against `qmd update`, nothing having changed;
 * cold start: a fresh process each round, through the MCP SDK's stdio client: spawn → `initialize` answered,
   → `tools/list`, → the first search's result (Lancelot opens its table in the background as it starts);
+  Lancelot from this repository's dev venv, and once more installed alone, as a user has it (`server_alone`);
 * warm searches: one server each, 20 searches to warm up, then `--warm` searches sent to the two in turn
   (`lancedb_search` text mode, limit 10; qmd's `query` with one `lex` search, limit 10, no reranking);
 * memory: the resident memory of each server's processes after those searches (qmd's launcher starts its
@@ -53,9 +54,9 @@ class Peers:
         self.qmd = Qmd.install(ROOT / "bench-work", state=work / "peer-qmd")
         self.pages = markdown_copy(SOURCE, work / "peer-md")
 
-    def lancelot(self) -> StdioServerParameters:
+    def lancelot(self, binaries: Path = BIN) -> StdioServerParameters:
         env = {"LANCEDB_PATH": str(self.db), "XDG_CONFIG_HOME": str(self.db.parent / "no-config")}
-        return StdioServerParameters(command=str(BIN / "lancelot"), args=["--log-level", "WARNING"], env=env)
+        return StdioServerParameters(command=str(binaries / "lancelot"), args=["--log-level", "WARNING"], env=env)
 
     def build_lancelot(self, fresh: bool) -> float:
         if fresh:
@@ -75,6 +76,19 @@ class Peers:
         ours = sum(path.stat().st_size for path in self.db.rglob("*") if path.is_file())
         theirs = sum(path.stat().st_size for path in (self.qmd.state / "cache").rglob("*.sqlite*"))
         return ours, theirs
+
+
+def server_alone(work: Path) -> Path:
+    """The bin folder of a venv holding the server as a user installs it (no test or lint tools beside it,
+    which the dev venv's structlog would import): made afresh from the sources with uv, byte-compiled."""
+    venv = work / "server-venv"
+    shutil.rmtree(venv, ignore_errors=True)
+    uv = str(ROOT / ".tools" / "bin" / "uv")
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+    # pylance is named until server/pyproject.toml lists it (the server reads through Lance).
+    packages = [str(ROOT / "shared"), str(ROOT / "server"), "pylance==13.0.*"]
+    subprocess.run([uv, "pip", "install", "-q", "--compile-bytecode", "--python", str(venv), *packages], check=True)
+    return venv / "bin"
 
 
 Call = Callable[[Client, str], Any]
@@ -229,8 +243,18 @@ def run(work: Path, cold_rounds: int, build_rounds: int, warm_rounds: int) -> No
     ]
     for index, label in enumerate(labels):
         rows.append(medians(label, {name: [one[index] for one in runs] for name, runs in starts.items()}, span))
+    alone = server_alone(work)
+    starts, span = alternated(
+        cold_rounds,
+        {
+            "lancelot": lambda: anyio.run(cold, peers.lancelot(alone), lancelot_search),
+            "qmd": lambda: anyio.run(cold, peers.qmd.server(), qmd_search),
+        },
+    )
+    label = "spawn → first search result, Lancelot installed alone (s)"
+    rows.append(medians(label, {name: [one[2] for one in runs] for name, runs in starts.items()}, span))
     floors, span = alternated(
-        cold_rounds, {name: lambda name=name: sdk_floor(peers, name) for name in ("lancelot", "qmd")}
+        cold_rounds, {"lancelot": lambda: sdk_floor(peers, "lancelot"), "qmd": lambda: sdk_floor(peers, "qmd")}
     )
     rows.append(medians("reference: the runtime starting and importing its MCP SDK, nothing else (s)", floors, span))
 
@@ -247,7 +271,7 @@ def run(work: Path, cold_rounds: int, build_rounds: int, warm_rounds: int) -> No
     )
 
     print(
-        f"\nLancelot beside qmd {peers.qmd.version()} (BM25 only) on {SOURCE}; {os.cpu_count()} cores; "
+        f"\nLancelot beside {peers.qmd.version()} (BM25 only) on {SOURCE}; {os.cpu_count()} cores; "
         f"{build_rounds} builds, {cold_rounds} cold starts and {warm_rounds} warm searches each, alternating.\n"
     )
     print("| measure | Lancelot | qmd | Lancelot ÷ qmd | load |\n|---|---|---|---|---|")
