@@ -24,20 +24,12 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench_search import QUERIES  # the same queries as bench-search (scripts/ is on the path)
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "bench-work" / "search" / "db-100000" / "bench.lance"
 WORK = ROOT / "bench-work" / "filters"
 WIDTH = 64
-QUERIES = [
-    "connection pooling",
-    "create index concurrently",
-    "transaction isolation level",
-    "asyncio event loop",
-    "json decode error",
-    "foreign key constraint",
-    "list comprehension",
-    "regular expression groups",
-]
 
 
 def _digest(path: str) -> int:

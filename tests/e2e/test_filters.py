@@ -8,14 +8,9 @@ import pytest
 from tests.architecture.test_read_only import fingerprint
 from tests.e2e.test_read import TRANSPORTS, over
 from tests.server import corpus, metadata_corpus
-from tests.server.metadata_corpus import DEEP, QUERY, SETUP, SINCE_2024
-from tests.support.embedding_server import EmbeddingServer
+from tests.server.metadata_corpus import DEEP, QUERY, SETUP, SINCE_2024, endpoint, environ
 
-
-@pytest.fixture(scope="module")
-def endpoint():
-    with EmbeddingServer() as server:
-        yield server
+__all__ = ["endpoint"]  # the module's embedding endpoint, a fixture
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +18,8 @@ def filters_db(tmp_path_factory, endpoint):
     root = tmp_path_factory.mktemp("filters-e2e")
     docs = metadata_corpus.write(root / "docs", metadata_corpus.deep_docs())
     db = root / "db"
-    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": endpoint.url, "EMBEDDING_MODEL": "test-8"}
-    corpus.index(docs, db, "--embed", env=env)
+    corpus.index(docs, db, "--embed", env=environ(endpoint))
     return db
-
-
-def environ(endpoint):
-    return {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": endpoint.url, "EMBEDDING_MODEL": "test-8"}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

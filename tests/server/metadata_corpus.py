@@ -10,11 +10,14 @@ import io
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from tests.server import corpus
 from tests.support.documents import Line, make_pdf
+from tests.support.embedding_server import EmbeddingServer
 from tests.support.properties import with_info
 
 QUERY = "sprocket"
+MODEL = "test-8"
 HOSTILE_TAGS = ["%", "a'b", "x_y", "'; DROP TABLE documents; --", "back\\slash"]
 
 DOCS: dict[str, str] = {
@@ -69,6 +72,18 @@ def binary_docs() -> dict[str, bytes]:
     out = io.BytesIO()
     document.save(out)
     return {"manual.pdf": pdf, "report.docx": out.getvalue()}
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    """The embedding endpoint of the tests, for a module's tables and searches."""
+    with EmbeddingServer() as server:
+        yield server
+
+
+def environ(endpoint: EmbeddingServer) -> dict[str, str]:
+    """The settings that embed with `endpoint`: for `lancelot-index --embed` and for the server."""
+    return {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": endpoint.url, "EMBEDDING_MODEL": MODEL}
 
 
 def write(folder: Path, extra: dict[str, str] | None = None) -> Path:

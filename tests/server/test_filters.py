@@ -9,23 +9,16 @@ import lance
 import pytest
 from tests.server import corpus, metadata_corpus
 from tests.server.conftest import endpoint_tools
-from tests.server.metadata_corpus import DEEP, EVERY, LINUX, QUERY, SETUP, SINCE_2024, UNTIL_2023
-from tests.support.embedding_server import EmbeddingServer
+from tests.server.metadata_corpus import DEEP, EVERY, LINUX, QUERY, SETUP, SINCE_2024, UNTIL_2023, endpoint, environ
 
 from lancelot_schema import layout
 from lancelot_server import substring
 from lancelot_server.errors import InvalidRequest
-from lancelot_server.filters import Filters
+from lancelot_server.filters import NONE_KEPT, Filters
 from lancelot_server.tools import MAX_LIMIT
 
 MODES = ["text", "vector", "hybrid"]
-ENV = {"OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": "test-8"}
-
-
-@pytest.fixture(scope="module")
-def endpoint():
-    with EmbeddingServer() as server:
-        yield server
+__all__ = ["endpoint"]  # the module's embedding endpoint, a fixture
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +28,9 @@ def filters_db(tmp_path_factory, endpoint):
     on its text (the substring match looks words up in it rather than scanning)."""
     root = tmp_path_factory.mktemp("filters")
     docs, db = metadata_corpus.write(root / "docs"), root / "db"
-    env = {**ENV, "OPENAI_BASE_URL": endpoint.url}
-    corpus.index(docs, db, "--embed", env=env)
+    corpus.index(docs, db, "--embed", env=environ(endpoint))
     deep = metadata_corpus.write(root / "deep", metadata_corpus.deep_docs())
-    corpus.index(deep, db, "--table", "deep", "--embed", env=env)
+    corpus.index(deep, db, "--table", "deep", "--embed", env=environ(endpoint))
     table = lance.dataset(str(db / "documents.lance")).to_table()
     old = table.drop_columns([layout.PAGE, layout.META, layout.TAGS, layout.DATE, layout.FILE_TYPE])
     lance.write_dataset(old, str(db / "old.lance"))
@@ -55,7 +47,9 @@ def tools(filters_db, endpoint, make_tools):
 
 def found(tools, mode="text", query=QUERY, limit=MAX_LIMIT, **filters):
     reply = tools.search(query, mode=mode, limit=limit, filters=Filters.of(**filters))
-    assert reply["searchType"] == mode and "note" not in reply, reply.get("note")
+    # Text search says so when no document has what the filters ask for (and looks no further).
+    expected = NONE_KEPT if mode != "vector" and not reply["hits"] else None
+    assert reply["searchType"] == mode and reply.get("note") == expected, reply.get("note")
     return {hit["source"] for hit in reply["hits"]}
 
 
@@ -202,3 +196,13 @@ def test_several_tables_are_filtered_alike_and_one_without_metadata_refuses_them
 def test_lancedb_query_is_filtered_too(tools):
     text = tools.query(QUERY, mode="text", limit=MAX_LIMIT, filters=Filters.of(types=["pdf"]))
     assert "manual.pdf" in text and "guide/install.md" not in text and "report.docx" not in text
+
+
+@pytest.mark.parametrize("mode", ["text", "hybrid"])
+def test_a_filter_no_document_passes_says_so_and_looks_no_further(tools, monkeypatch, mode):
+    monkeypatch.setattr(substring, "search", lambda *arguments: pytest.fail("the substring match ran"))
+    reply = tools.search("no such words", mode=mode, filters=Filters.of(tags=["absent"]))
+    assert (reply["hits"], reply["note"]) == ([], NONE_KEPT)
+    monkeypatch.undo()  # a filter some documents pass: the substring match looks, and finds nothing
+    reply = tools.search("zyxwvut", mode="text", filters=Filters.of(tags=["setup"]))
+    assert reply["hits"] == [] and "note" not in reply

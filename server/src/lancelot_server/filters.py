@@ -142,6 +142,14 @@ class Filters:
         return _joined(parts, all_of=True) if parts else None
 
 
+NONE_KEPT = "no document of the table has the tags, date or file type asked for"
+
+
+def any_kept(table: Any, condition: Any) -> bool:
+    """Whether any row of `table` satisfies `condition` (a read of the metadata columns until the first one does)."""
+    return bool(table.search().where(condition).select([layout.ID]).limit(1).to_arrow().num_rows)
+
+
 def _joined(parts: list[Any], *, all_of: bool) -> Any:
     joined = parts[0]
     for part in parts[1:]:

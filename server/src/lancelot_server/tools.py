@@ -20,7 +20,7 @@ from lancelot_schema.settings import Settings
 from lancelot_server import __version__, documents, markdown, read, search, status, substring
 from lancelot_server.embed import Embedder
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
-from lancelot_server.filters import Filters
+from lancelot_server.filters import NONE_KEPT, Filters, any_kept
 from lancelot_server.fusion import relative_score_fusion, scaled
 from lancelot_server.replies import (
     Mode,
@@ -269,6 +269,9 @@ class Tools:
                 hits, note = [], f"{UNREADABLE_INDEX}; used substring search instead."
             if hits:
                 return hits, "bm25", None
+        if wanted.where is not None and not any_kept(handle, wanted.where):
+            # The substring match would look through the whole table for nothing (a second at 100,000 passages).
+            return [], "bm25", _joined(note, NONE_KEPT)
         # No index (an AnythingLLM table, --no-fts), or the tokenizer split the query into nothing useful.
         return substring.search(handle, table_layout, query, wanted), "substring", note
 
