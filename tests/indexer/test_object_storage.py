@@ -294,7 +294,7 @@ def test_the_lock_datasets_old_versions_are_removed_now_and_then(bucket_db):
     assert max(item["version"] for item in versions) == 25 and len(versions) < 12
 
 
-def test_a_killed_rebuild_leaves_the_table_readable_and_the_next_run_takes_over_and_succeeds(
+def test_a_killed_rebuild_leaves_the_table_readable_and_the_next_run_removes_what_it_left_at_once(
     s3_server, bucket_db, env_for, tmp_path
 ):
     bucket, uri, location = bucket_db.name, bucket_db.uri, bucket_db.location
@@ -302,13 +302,48 @@ def test_a_killed_rebuild_leaves_the_table_readable_and_the_next_run_takes_over_
     docs = pages(tmp_path / "docs", files=20)
     assert index(docs, uri, environ, "--quiet").returncode == 0
     before = rows(location)
-    files_before = set(s3_server.objects(bucket, "db/documents.lance/"))
-    for n in range(0, 20, 2):
-        (docs / f"page{n:02}.md").write_text(f"# Page {n}\n\nRewritten {n}: chains.\n", encoding="utf-8")
+    files_before = s3_server.objects(bucket, "db/documents.lance/")
+    reader = lance.dataset(location.table_uri("documents"), storage_options=dict(location.options))
+    versions = every_version_reads(location)
+    originals = {path: path.read_text(encoding="utf-8") for path in sorted(docs.iterdir())[::2]}
+    for path in originals:
+        path.write_text(f"# {path.stem}\n\nRewritten {path.stem}: chains.\n", encoding="utf-8")
+    assert killed_before_commit(docs, uri, environ, tmp_path) == -signal.SIGKILL
+    leftovers = set(s3_server.objects(bucket, "db/documents.lance/")) - set(files_before)
+    assert any("/data/" in key for key in leftovers), leftovers  # written, never committed
+    assert rows(location) == before  # readers see the table as it was
+    table = lancedb.connect(uri, storage_options=dict(location.options)).open_table("documents")
+    assert table.search("gears", query_type="fts", fts_columns="text").limit(1000).to_list()
+
+    # The next run, at once, with nothing to write (the documents are as the table holds them again): it takes
+    # the killed run's lease over (its process is gone) and removes what that run wrote before anything else.
+    for path, text in originals.items():
+        path.write_text(text, encoding="utf-8")
+    done = index(docs, uri, environ)
+    assert done.returncode == 0, done.stderr
+    assert "taking over the lock" in done.stderr and "is gone" in done.stderr
+    assert "0 documents read (new or changed), 20 unchanged, 0 removed" in " ".join(done.stdout.split())
+    assert s3_server.objects(bucket, "db/documents.lance/") == files_before  # exactly as before the kill
+    assert every_version_reads(location) == versions and reader.version in versions
+    assert sorted(reader.to_table(columns=["id", "text"]).to_pylist(), key=lambda row: row["id"]) == before
+    config = lance.dataset(lease.lock_uri(location), storage_options=dict(location.options)).config()
+    assert lease.KEY not in config and lease.UNFINISHED not in config  # released, and nothing left to remove
+
+    # And the change the killed run was making is made by the run after.
+    for path in originals:
+        path.write_text(f"# {path.stem}\n\nRewritten {path.stem}: chains.\n", encoding="utf-8")
+    assert index(docs, uri, environ, "--quiet").returncode == 0
+    assert sum("Rewritten" in row["text"] for row in rows(location)) == 10
+    assert reader.to_table().num_rows == len(before)  # still kept for its readers (keep_versions)
+
+
+def killed_before_commit(docs: Path, db: str | Path, environ: dict[str, str] | None, tmp_path: Path) -> int:
+    """Run the real indexer, pause it between writing the merge's data files and committing it, kill -9 it;
+    its exit status."""
     written = tmp_path / "written"
-    # The real indexer, paused between writing the merge's data files and committing it, then killed.
+    written.unlink(missing_ok=True)
     child = subprocess.Popen(
-        [sys.executable, "-c", PAUSED_BEFORE_COMMIT, str(written), "--quiet", str(docs), uri],
+        [sys.executable, "-c", PAUSED_BEFORE_COMMIT, str(written), "--quiet", str(docs), str(db)],
         env=environ,
         stderr=subprocess.PIPE,
         text=True,
@@ -324,21 +359,27 @@ def test_a_killed_rebuild_leaves_the_table_readable_and_the_next_run_takes_over_
         child.wait(timeout=60)
         if child.stderr is not None:
             child.stderr.close()
-    assert child.returncode == -signal.SIGKILL
-    leftovers = set(s3_server.objects(bucket, "db/documents.lance/")) - files_before
-    assert any("/data/" in key for key in leftovers), leftovers  # written, never committed
-    assert rows(location) == before  # readers see the table as it was
-    table = lancedb.connect(uri, storage_options=dict(location.options)).open_table("documents")
-    assert table.search("gears", query_type="fts", fts_columns="text").limit(1000).to_list()
+    return child.returncode
 
-    done = index(docs, uri, environ)  # the killed run's lease: its process is gone, so it is taken over
-    assert done.returncode == 0, done.stderr
-    assert "taking over the lock" in done.stderr and "is gone" in done.stderr
-    assert sum("Rewritten" in row["text"] for row in rows(location)) == 10
-    # Its files go with the versions from before the kill, once past keep_versions (here at once).
-    (docs / "page01.md").write_text("# Page 1\n\nLater.\n", encoding="utf-8")
-    build(docs, location, Options(keep_versions=timedelta(0)))
-    assert not leftovers & set(s3_server.objects(bucket, "db/documents.lance/"))
+
+def every_version_reads(location: storage.Location, table: str = "documents") -> set[int]:
+    """Open every version still present, read all its rows, and check that each file Lance says it uses (its
+    fragments' data and deletion files, its indexes' folders) is there; the versions."""
+    uri, options = location.table_uri(table), dict(location.options)
+    present = set(lance.dataset(uri, storage_options=options).new_file_session().list())
+    folders = {"/".join(path.split("/")[:2]) for path in present if path.startswith("_indices/")}
+    versions = {int(item["version"]) for item in lance.dataset(uri, storage_options=options).versions()}
+    for number in versions:
+        dataset = lance.dataset(uri, version=number, storage_options=options)
+        assert dataset.to_table().num_rows == dataset.count_rows()
+        for fragment in dataset.get_fragments():
+            metadata = fragment.metadata
+            assert {f"data/{data.path}" for data in metadata.files} <= present
+            if metadata.deletion_file is not None:
+                assert metadata.deletion_file.path(metadata.id) in present
+        for index in dataset.describe_indices():
+            assert {f"_indices/{segment.uuid}" for segment in index.segments} <= folders, index.name
+    return versions
 
 
 PAUSED_BEFORE_COMMIT = """
@@ -444,7 +485,7 @@ def test_old_versions_on_a_bucket_outlive_their_readers_for_keep_versions(bucket
     assert held.version not in kept
 
 
-@pytest.mark.parametrize("fault", ["bucket", "secret", "endpoint", "denied"])
+@pytest.mark.parametrize("fault", ["bucket", "secret", "endpoint", "denied", "region"])
 def test_a_bucket_that_cannot_be_written_is_one_line_naming_it_and_never_the_secret(
     s3_server, env_for, tmp_path, fault
 ):
@@ -462,6 +503,16 @@ def test_a_bucket_that_cannot_be_written_is_one_line_naming_it_and_never_the_sec
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    if fault == "region":
+        # No region and no endpoint: Lance asks AWS where the bucket is, here through a proxy that is not there
+        # (nothing leaves this machine), and gets no answer.
+        import socket
+
+        for name in ("AWS_REGION", "AWS_ENDPOINT_URL", "NO_PROXY", "no_proxy", "https_proxy"):
+            environ.pop(name, None)
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            environ["HTTPS_PROXY"] = f"http://127.0.0.1:{sock.getsockname()[1]}"
     done = index(pages(tmp_path / "docs", files=2), uri, environ)
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""
@@ -472,6 +523,7 @@ def test_a_bucket_that_cannot_be_written_is_one_line_naming_it_and_never_the_sec
         "secret": "refused the credentials",
         "endpoint": "Cannot reach the storage service",
         "denied": "was denied (AccessDenied)",
+        "region": "Cannot tell the region of the bucket of s3://",
     }[fault]
     assert expected in lines[0]
     assert SECRET not in done.stderr and keys.secret_access_key not in done.stderr

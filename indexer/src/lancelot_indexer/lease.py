@@ -13,8 +13,9 @@ already uses, on every store Lance writes.
 
 The holder renews the lease every RENEW seconds from a thread. A lease not renewed for LEASE (by the clock of
 the run that finds it: clocks may differ by up to LEASE - RENEW), or held by a process of this machine that
-is gone, is taken over (what the killed run wrote but never committed goes with the versions before it:
-`write.remove_old_versions`).
+is gone, is taken over. A run that stops on an error releases the lock with the config key
+`lancelot.unfinished` set; either way the next run knows that the last one did not finish (`leftovers`), and
+removes what it wrote but never committed (`leftovers.py`) before clearing the key at its own release.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from lancelot_schema.storage import Location
 
 NAME = ".lancelot-index.lock"
 KEY = "lancelot.lock"
+UNFINISHED = "lancelot.unfinished"  # the record of the holder whose run stopped on an error
 LEASE = timedelta(seconds=60)
 RENEW = 10.0  # seconds between renewals
 # The lock dataset gains a version per change; its old ones are removed when a release crosses a multiple of
@@ -114,6 +116,10 @@ class Lease:
         self.location = location
         self.uri = lock_uri(location)
         self.taken_over: str | None = None  # why the previous holder was judged gone, when it was
+        # Why the database may hold files a run wrote but never committed (None: none are known of); `lock.py`
+        # clears it once they are removed, and the release keeps it for the next run otherwise.
+        self.leftovers: str | None = None
+        self._marked = False  # whether UNFINISHED was set when the lock was taken
         self._options = dict(location.options) or None
         self._lease = lease
         self._renew = renew
@@ -146,11 +152,15 @@ class Lease:
             # Made by another indexer at the same moment ("Dataset already exists").
             return lance.dataset(self.uri, storage_options=self._options)
 
-    def _swap(self, version: int, holder: Holder | None) -> int | None:
-        """Set the lock to `holder` (None: free) if `version` is still the latest; the new version, or None."""
+    def _swap(self, version: int, holder: Holder | None, unfinished: bool | None = None) -> int | None:
+        """Set the lock to `holder` (None: free) if `version` is still the latest; the new version, or None.
+        `unfinished` True records this run as one that did not finish, False clears that, None leaves it."""
         import lance
 
-        update = lance.LanceOperation.UpdateMap({KEY: holder.dumps() if holder is not None else None})
+        updates = {KEY: holder.dumps() if holder is not None else None}
+        if unfinished is not None:
+            updates[UNFINISHED] = self._holder.dumps() if unfinished else None
+        update = lance.LanceOperation.UpdateMap(updates)
         try:
             done = lance.LanceDataset.commit(
                 self._dataset,
@@ -178,14 +188,18 @@ class Lease:
     def take(self) -> None:
         with database.storage_failures(self.location):
             self._dataset = dataset = self._open()
-            stored = dataset.config().get(KEY)
+            config = dataset.config()
+            stored = config.get(KEY)
             holder = Holder.parse(stored) if stored else None
             if stored:
                 why = _gone(holder, self._lease) if holder is not None else "its record is unreadable"
                 if why is None:
                     raise self._busy(holder)
-                self.taken_over = why
+                self.taken_over = self.leftovers = why
                 log.warning("taking over the lock of a lancelot-index that stopped without releasing it", why=why)
+            self._marked = bool(config.get(UNFINISHED))
+            if self._marked and self.leftovers is None:
+                self.leftovers = "the last run stopped on an error"
             self._read_at = int(dataset.version)
             version = self._swap(self._read_at, self._holder)
         if version is None:
@@ -229,8 +243,10 @@ class Lease:
         with self._mutex:
             if self._lost is not None:
                 return
+            # The mark changes only when it has to: a run after a finished one commits what it always did.
+            unfinished = True if self.leftovers is not None else False if self._marked else None
             try:
-                version = self._swap(self._version, None)
+                version = self._swap(self._version, None, unfinished)
                 if version is not None and version // TIDY_EVERY > self._read_at // TIDY_EVERY:
                     self._tidy()
             except Exception as exc:
@@ -248,5 +264,8 @@ def held(location: Location, lease: timedelta = LEASE, renew: float = RENEW) -> 
     taken.take()
     try:
         yield taken
+    except BaseException:
+        taken.leftovers = taken.leftovers or "it stopped on an error"
+        raise
     finally:
         taken.release()

@@ -26,9 +26,10 @@ table is replaced without a reader ever seeing a broken one:
 
 Old versions are deleted only once they have been superseded for `keep_versions` (a reader holding an
 old version keeps it that long), with every file no version names that is older than the oldest version
-kept (what a killed write left: on object storage, objects written whole but never committed); and
-leftover `.tmp*` files from a killed write in a folder are removed at every run. All of it runs under the
-database's lock (`lock.py`), so that no other indexer is writing at the same time.
+kept; leftover `.tmp*` files from a killed write in a folder are removed at every run. What a run that did
+not finish wrote but never committed is removed sooner, by the next run as soon as it holds the lock
+(`leftovers.py`). All of it runs under the database's lock (`lock.py`), so that no other indexer is writing
+at the same time.
 """
 
 from __future__ import annotations
