@@ -138,6 +138,8 @@ LANCE_SAID = {
     "nothing": 'Failed to get AWS credentials: CredentialsNotLoaded(CredentialsNotLoaded { source: Some("no providers',
     "down": 'ConnectError("tcp connect error", 127.0.0.1:1, Os { code: 111, kind: ConnectionRefused })',
     "region": "<Code>PermanentRedirect</Code><Message>The bucket you are attempting to access must be addressed",
+    "no region": "Failed to resolve region for bucket 'bucket', /home/runner/work/lance/lance/rust/lance-io/src/"
+    "object_store/providers/aws.rs:319:13",
 }
 
 
@@ -159,6 +161,11 @@ LANCE_SAID = {
         ("nothing", "No credentials were found for s3://bucket/db: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,"),
         ("down", "Cannot reach the storage service for s3://bucket/db at http://127.0.0.1:9000 (connection refused)."),
         ("region", "The bucket of s3://bucket/db is in another region than us-east-1: set AWS_REGION"),
+        (
+            "no region",
+            "Cannot tell the region of the bucket of s3://bucket/db: set AWS_REGION (or AWS_DEFAULT_REGION) to the "
+            "bucket's region.",
+        ),
     ],
 )
 def test_each_storage_failure_is_one_line_naming_the_uri_and_what_to_check(said, line):

@@ -234,6 +234,12 @@ def failure(location: Location, error: BaseException, doing: str = "read") -> st
     if "PermanentRedirect" in text or "AuthorizationHeaderMalformed" in text:
         region = location.options.get("aws_region", "the configured one")
         return f"The bucket of {location} is in another region than {region}: set AWS_REGION to the bucket's region."
+    if "Failed to resolve region for bucket" in text:
+        # No region given and no endpoint: Lance asks AWS where the bucket is, and could not get an answer.
+        return (
+            f"Cannot tell the region of the bucket of {location}: set AWS_REGION (or AWS_DEFAULT_REGION) to the "
+            "bucket's region."
+        )
     if "builder error" in text:
         return f"The endpoint for {location} is plain HTTP, which Lance allows only for an http:// AWS_ENDPOINT_URL."
     reason = next((why for sign, why in _UNREACHABLE.items() if sign in text), None)
