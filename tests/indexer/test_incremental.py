@@ -176,6 +176,26 @@ def test_a_table_of_an_older_layout_is_rebuilt_whole(tmp_path):
     assert report.read == 12 and snapshot(db) == expected
 
 
+@pytest.mark.parametrize("saved_copy", [True, False], ids=["with-saved-copy", "read-from-the-table"])
+def test_a_table_stamped_with_this_layout_but_lacking_a_column_reads_every_file_again(tmp_path, saved_copy):
+    # A table written while the layout was still gaining columns (the same version stamped): its rows lack one.
+    docs, db = pages(tmp_path / "docs"), tmp_path / "db"
+    (docs / "page00.md").write_text("---\ntags: [gears]\n---\n# Page 0\n\nAbout gears.\n", encoding="utf-8")
+    build(docs, db)
+    expected = snapshot(db)
+    table = lance.dataset(str(db / "documents.lance"))
+    table.drop_columns([layout.INDEXER_COLUMNS[-1]])
+    if saved_copy:  # a copy saved by that indexer, naming the version it left
+        record = json.loads((db / "documents.lance" / sources.CACHE).read_text(encoding="utf-8"))
+        record.pop("columns")
+        record["manifest"] = sources.Folder(db / "documents.lance").latest()
+        (db / "documents.lance" / sources.CACHE).write_text(json.dumps(record), encoding="utf-8")
+    report = build(docs, db)
+    assert report.read == 12 and report.kept == 0
+    assert snapshot(db) == expected
+    assert build(docs, db).read == 0
+
+
 def test_batches_of_a_few_rows_give_the_same_table_on_a_build_and_a_rebuild(tmp_path, monkeypatch):
     docs = pages(tmp_path / "docs")
     expected = full_build(docs, tmp_path)

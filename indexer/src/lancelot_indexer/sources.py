@@ -89,7 +89,9 @@ def full_rebuild_reason(before: Mapping[str, str], wanted: Mapping[str, str]) ->
 def from_table(dataset: Any, fts: bool) -> Sources:
     """What the table (a Lance dataset) says it was built from."""
     settings = stamped(dataset.schema.metadata)
-    if layout.FILE_HASH not in dataset.schema.names:
+    if not set(layout.INDEXER_COLUMNS) <= set(dataset.schema.names):
+        # Rows without a column the indexer writes now (a table of an older layout, or one stamped with this
+        # layout before the column joined it) are made again from every file, not kept with nulls in it.
         return Sources(settings, {}, fts)
     pairs = dataset.to_table(columns=[layout.PATH, layout.FILE_HASH]).group_by([layout.PATH, layout.FILE_HASH])
     distinct = pairs.aggregate([])
@@ -204,7 +206,9 @@ def cached(copy: Folder | Prefix | Path) -> Sources | None:
         return None
     try:
         saved = json.loads(copy.read())
-        if saved["manifest"] != latest:
+        # A copy made when the layout had other columns (or before copies named them) describes rows that lack
+        # some: the table is read, and its files read again (`from_table`).
+        if saved["manifest"] != latest or saved.get("columns") != list(layout.INDEXER_COLUMNS):
             return None
         version = _version(latest[0]) or 0
         files, rows, width = dict(saved["files"]), int(saved["rows"]), int(saved["width"])
@@ -223,6 +227,7 @@ def save(copy: Folder | Prefix | Path, sources: Sources) -> None:
         return
     record = {
         "manifest": latest,
+        "columns": list(layout.INDEXER_COLUMNS),
         "fts": sources.fts,
         "rows": sources.rows,
         "width": sources.width,
