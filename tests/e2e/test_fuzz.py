@@ -13,9 +13,10 @@ from tests.architecture.test_read_only import fingerprint
 from tests.e2e.stdio_server import LANCELOT
 from tests.e2e.test_stdio import _exchange, _frame
 
+FILTERS = ["tags", "tagMatch", "since", "until", "types"]
 TOOLS = {
-    "lancedb_search": ["query", "mode", "limit", "table", "path", "perDocument"],
-    "lancedb_query": ["query", "mode", "limit", "table", "path", "budget", "perDocument"],
+    "lancedb_search": ["query", "mode", "limit", "table", "path", "perDocument", *FILTERS],
+    "lancedb_query": ["query", "mode", "limit", "table", "path", "budget", "perDocument", *FILTERS],
     "lancedb_read": ["id", "source", "table", "before", "after", "from", "offset", "budget"],
     "lancedb_status": [],
     "lancedb_version": [],
