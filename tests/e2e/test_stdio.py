@@ -211,14 +211,14 @@ def _exchange(process, requests, ids):
 
 def test_stdout_is_json_rpc_only_even_when_libraries_print(lancelot_db, tmp_path):
     # A library that prints, writes to fd 1 and warns as it is imported: mcp before the transport starts,
-    # lancedb during the first search.
+    # lance while it serves (the table opens in the background as the server starts).
     noisy = tmp_path / "noisy"
     noisy.mkdir()
     (noisy / "sitecustomize.py").write_text(
         "import os, sys, warnings, importlib.abc\n"
         "class Noisy(importlib.abc.MetaPathFinder):\n"
         "    def find_spec(self, name, path, target=None):\n"
-        "        if name in ('mcp', 'lancedb'):\n"
+        "        if name in ('mcp', 'lance'):\n"
         "            print('STRAY PRINT', name)\n"
         "            sys.stdout.flush()\n"
         "            os.write(1, b'STRAY FD WRITE\\n')\n"

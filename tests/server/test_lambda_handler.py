@@ -6,10 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import lancedb
 import pytest
 
-from lancelot_server import lambda_handler
+from lancelot_server import lambda_handler, lance_table
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
@@ -211,15 +210,15 @@ def test_a_body_that_is_not_json_and_an_unknown_protocol_version_are_400(lambda_
     assert answer(response)["error"]["data"]["requested"] == "2099-01-01"
 
 
-def test_a_warm_invocation_reuses_the_container_and_its_database_connection(lambda_env):
-    connects = []
-    real_connect = lancedb.connect
+def test_a_warm_invocation_reuses_the_container_and_its_opened_table(lambda_env):
+    opened = []
+    real_open = lance_table.LanceTable.open
 
-    def counting_connect(*args, **kwargs):
-        connects.append(args)
-        return real_connect(*args, **kwargs)
+    def counting_open(*args):
+        opened.append(args)
+        return real_open(*args)
 
-    lambda_env.setattr(lancedb, "connect", counting_connect)
+    lambda_env.setattr(lance_table.LanceTable, "open", staticmethod(counting_open))
     first = lambda_handler.handler(event(call("lancedb_search", {"query": "tyre levers", "mode": "text"})), None)
     cold = lambda_handler._container
     second = lambda_handler.handler(
@@ -230,7 +229,7 @@ def test_a_warm_invocation_reuses_the_container_and_its_database_connection(lamb
         answer(second)["result"]["structuredContent"]["hits"][0]["heading"] == "Fixing a flat tyre > Finding the hole"
     )
     assert lambda_handler._container is cold
-    assert len(connects) == 1
+    assert len(opened) == 1
 
 
 # Authentication: the same rules as `lancelot --http` (tests/server/test_auth.py), in the handler.

@@ -1,12 +1,11 @@
-"""The Lambda handler over a bucket: the warm container keeps the connection and the opened table."""
+"""The Lambda handler over a bucket: the warm container keeps the opened table."""
 
 from datetime import timedelta
 
-import lancedb
 import pytest
 from tests.server.test_lambda_handler import answer, call, cold_start, event
 
-from lancelot_server import lambda_handler
+from lancelot_server import lambda_handler, lance_table
 
 
 @pytest.fixture
@@ -24,31 +23,23 @@ def lambda_on_s3(s3_server, lancelot_db, aws_env, monkeypatch, tmp_path):
     cold_start()
 
 
-def test_warm_invocations_reuse_the_connection_and_the_opened_table_on_a_bucket(lambda_on_s3, s3_server, monkeypatch):
-    connects, opened = [], []
-    real_connect = lancedb.connect
+def test_warm_invocations_reuse_the_opened_table_on_a_bucket(lambda_on_s3, s3_server, monkeypatch):
+    opened = []
+    real_open = lance_table.LanceTable.open
 
-    def counting_connect(*args, **kwargs):
-        connects.append((args, kwargs))
-        db = real_connect(*args, **kwargs)
-        real_open = db.open_table
+    def counting_open(uri, options, refresh):
+        opened.append((uri, options, refresh))
+        return real_open(uri, options, refresh)
 
-        def counting_open(*names, **options):
-            opened.append(names)
-            return real_open(*names, **options)
-
-        db.open_table = counting_open
-        return db
-
-    monkeypatch.setattr(lancedb, "connect", counting_connect)
+    monkeypatch.setattr(lance_table.LanceTable, "open", staticmethod(counting_open))
     for query in ("hiss of escaping air", "chain links", "opening hours"):
         reply = answer(lambda_handler.handler(event(call("lancedb_search", {"query": query, "mode": "text"})), None))
         assert reply["result"]["isError"] is False and reply["result"]["structuredContent"]["hits"]
-    assert len(connects) == 1 and opened == [("documents",)]
-    (uri,), options = connects[0]
-    assert uri == lambda_on_s3
-    assert options["read_consistency_interval"] == timedelta(seconds=10)
-    assert options["storage_options"] == {
+    assert len(opened) == 1
+    uri, options, refresh = opened[0]
+    assert uri == f"{lambda_on_s3}/documents.lance"
+    assert refresh == timedelta(seconds=10)
+    assert options == {
         "aws_endpoint": s3_server.endpoint,
         "allow_http": "true",
         "aws_region": "us-east-1",

@@ -131,8 +131,17 @@ def test_an_anythingllm_table_groups_by_source_in_table_order_and_says_so(lancel
     assert by_source["passages"][0]["text"] == "Open nine to six, weekdays."
 
 
+def served(db, table):
+    """The table as the server opens it (through Lance, not lancedb)."""
+    from datetime import timedelta
+
+    from lancelot_server.lance_table import LanceTable
+
+    return LanceTable.open(str(db / f"{table}.lance"), {}, timedelta(0))
+
+
 def test_reading_a_document_looks_its_rows_up_through_the_indexes(long_db):
-    handle = lancedb.connect(str(long_db)).open_table("documents")
+    handle = served(long_db, "documents")
     table_layout = describe(handle.schema, "text", "documents")
     assert documents.indexed(table_layout)
     plan = documents.query(handle, "manual.md", 3, 9, table_layout.readable).explain_plan(True)
@@ -152,7 +161,7 @@ def test_the_catalog_lists_each_document_once_with_its_title(lancelot_db, long_d
             ],
         ),
     ]:
-        handle = lancedb.connect(str(db)).open_table(table)
+        handle = served(db, table)
         assert documents.catalog(handle, describe(handle.schema, "text", table)) == expected
 
 
@@ -231,7 +240,7 @@ def test_a_rebuild_between_the_count_and_the_passages_asks_for_a_fresh_read(long
     from lancelot_server import read
     from lancelot_server.errors import TableChanged
 
-    handle = lancedb.connect(str(long_db)).open_table("documents")
+    handle = served(long_db, "documents")
     table_layout = describe(handle.schema, "text", "documents")
     document, _ = documents.find(handle, table_layout, "documents", source="manual.md")
     document.total += 3  # as if the count came from the table before a rebuild that shortened the page

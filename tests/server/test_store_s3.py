@@ -150,7 +150,7 @@ def test_an_endpoint_that_does_not_answer_is_one_line(s3_server, s3_tools, close
     endpoint = closed_url.removesuffix("/v1")
     uri = f"s3://{s3_server.bucket()}/teams/docs"
     message, status = failing(s3_tools(uri, endpoint=endpoint))
-    assert message == f"Cannot reach the storage service for {uri} at {endpoint} (connection refused)."
+    assert message == f"Cannot reach the storage service for {uri} at {endpoint} (cannot connect)."
     check_one_line(message, status, uri)
 
 
@@ -214,25 +214,22 @@ def test_a_rebuild_is_seen_once_the_refresh_interval_has_passed(s3_server, s3_to
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Every lancedb.connect made from now on, and every table listing through those connections."""
-    import lancedb
+    """Every listing of the database's tables and every table opened from now on."""
+    from lancelot_server import lance_table
 
-    calls: dict[str, int] = {"connect": 0, "list_tables": 0}
-    real_connect = lancedb.connect
+    calls: dict[str, int] = {"open": 0, "list_tables": 0}
+    real_names, real_open = lance_table.table_names, lance_table.LanceTable.open
 
-    def connect(*args, **kwargs):
-        calls["connect"] += 1
-        db = real_connect(*args, **kwargs)
-        real_list = db.list_tables
+    def table_names(*args, **kwargs):
+        calls["list_tables"] += 1
+        return real_names(*args, **kwargs)
 
-        def list_tables(*args, **kwargs):
-            calls["list_tables"] += 1
-            return real_list(*args, **kwargs)
+    def open_table(*args, **kwargs):
+        calls["open"] += 1
+        return real_open(*args, **kwargs)
 
-        db.list_tables = list_tables
-        return db
-
-    monkeypatch.setattr(lancedb, "connect", connect)
+    monkeypatch.setattr(lance_table, "table_names", table_names)
+    monkeypatch.setattr(lance_table.LanceTable, "open", staticmethod(open_table))
     return calls
 
 
@@ -242,11 +239,11 @@ def test_status_and_searches_list_the_bucket_once_per_refresh_interval(s3_db, s3
     for _ in range(3):
         assert tools.status() == first
         assert tools.search("hiss", mode="text")["hits"]
-    assert counted == {"connect": 1, "list_tables": 1}
+    assert counted == {"open": 1, "list_tables": 1}
 
 
 def test_an_unreachable_endpoint_is_waited_for_once_per_refresh_interval(s3_server, s3_tools, closed_url, counted):
     uri = f"s3://{s3_server.bucket()}/teams/docs"
     tools = s3_tools(uri, endpoint=closed_url.removesuffix("/v1"), LANCELOT_REFRESH_SECONDS="3600")
     messages = {failing(tools)[0] for _ in range(3)}
-    assert len(messages) == 1 and counted["connect"] == 1
+    assert len(messages) == 1 and counted["list_tables"] == 1

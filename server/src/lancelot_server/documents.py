@@ -8,8 +8,8 @@ A table that lancelot-index wrote (layout 2) is looked up through its B-tree ind
 AnythingLLM's) is scanned once per read and its rows are grouped by their source (`rows.source_of`);
 passages are numbered by the N of their ids `source#N` when every id has one, else by table order.
 
-Filters are `lancedb.expr` expressions with the client's text as a literal value: nothing a client sends
-is ever written into SQL.
+Filters are pyarrow expressions with the client's text as a literal value (Lance takes them through
+Substrait): nothing a client sends is ever written into SQL.
 """
 
 from __future__ import annotations
@@ -61,10 +61,10 @@ class Document:
 
 def query(handle: Any, source: str, first: int, last: int, columns: list[str]) -> Any:
     """Passages `first` to `last` of `source` in a layout-2 table: a lookup in the `path` and `passage` indexes."""
-    from lancedb.expr import col, lit
+    import pyarrow.compute as pc
 
-    passage = col(layout.PASSAGE)
-    where = (col(layout.PATH) == lit(source)) & (passage >= lit(first)) & (passage <= lit(last))
+    passage = pc.field(layout.PASSAGE)
+    where = (pc.field(layout.PATH) == pc.scalar(source)) & (passage >= pc.scalar(first)) & (passage <= pc.scalar(last))
     return handle.search().where(where).select(columns).limit(None)
 
 
@@ -191,9 +191,8 @@ def catalog(handle: Any, table_layout: Layout) -> list[tuple[str, str | None]]:
     titles: dict[str, str | None] = {}
     columns = [*table_layout.sources, *([table_layout.title] if table_layout.title else [])]
     if indexed(table_layout):
-        from lancedb.expr import col, lit
-
-        found = handle.search().where(col(layout.PASSAGE) == lit(0)).select(columns).limit(None).to_arrow()
+        first = pc.field(layout.PASSAGE) == pc.scalar(0)
+        found = handle.search().where(first).select(columns).limit(None).to_arrow()
         scanned: Any = [found]
     else:
         scanned = batches(handle, columns)
