@@ -105,7 +105,7 @@ def _hit(source, number, score):
 
 
 def test_with_one_passage_per_page_a_pages_two_best_passages_fuse_and_outrank_a_page_both_lists_rank_second():
-    from lancelot_server.tools import TEXT_WEIGHT, fused_ranking
+    from lancelot_server.fusion import TEXT_WEIGHT, fused_ranking
 
     # Page a: passage 1 first in text search (BM25 5), passage 2 first in vector search (distance 0.1).
     # Page b: second in both (BM25 4, distance 0.3); page c only in vector search, between them (0.2).

@@ -13,7 +13,7 @@ from tests.server import corpus
 from tests.server.conftest import endpoint_tools
 from tests.support.embedding_server import EmbeddingServer
 
-from lancelot_server.tools import HYBRID_DEPTH, TEXT_WEIGHT
+from lancelot_server.fusion import HYBRID_DEPTH, TEXT_WEIGHT
 
 QUERY = "reclaim dead rows"
 

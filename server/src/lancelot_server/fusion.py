@@ -6,17 +6,32 @@ reciprocal rank fusion, how far ahead an item is counts, not only its rank: a BM
 above the rest (a query that names a page's title) stays ahead of a vector list whose distances barely
 differ (a model that does not read the query's language), and a close call is settled by both lists.
 Measured on the quality sets against reciprocal rank fusion (k = 60): docs/decisions.md, "Hybrid fusion".
+
+    fused_ranking(text_hits, vector_hits, per_document, limit)   # hybrid search's ranking of hits
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from lancelot_server import search
+from lancelot_server.rows import Hit
 
 T = TypeVar("T")
 
+# Hybrid search fuses this many hits (at least) from each of its two lists: deeper than `limit`, so that
+# a passage both lists rank moderately high can overtake one that only a single list ranks first; the
+# per-document cap applies to the fused list. Measured against 10 and 50 (docs/decisions.md, "Ranking"):
+# deeper lists let pages both lists rank middling outvote one list's clear first (a PEP by its number).
+HYBRID_DEPTH = 20
+# The text list's share of a hybrid score (the vector list's is the rest), chosen by measurement on the quality
+# sets: from 0.54 to 0.56 hybrid beats hybrid before issue 13 on every set, Japanese and Chinese ones included,
+# where the reciprocal rank fusion it replaced fell behind (docs/decisions.md, "Hybrid fusion").
+TEXT_WEIGHT = 0.55
 
-def _identity(item: Hashable) -> Hashable:
+
+def _itself(item: Hashable) -> Hashable:
     return item
 
 
@@ -37,7 +52,7 @@ def relative_score_fusion(
     rankings: Sequence[Sequence[tuple[T, float]]],
     weights: Sequence[float],
     *,
-    key: Callable[[T], Hashable] = _identity,
+    key: Callable[[T], Hashable] = _itself,
     limit: int | None = None,
 ) -> list[tuple[T, float]]:
     """`(item, fused score)` pairs, best first, from rankings of `(item, scaled score)` (best first, see
@@ -66,3 +81,47 @@ def relative_score_fusion(
     if limit is not None:
         order = order[: max(0, limit)]
     return [(items[ident], scores[ident]) for ident in order]
+
+
+def fused_ranking(
+    matched: list[Hit], nearest: list[Hit], per_document: int | None, limit: int, *, every_match: bool = False
+) -> list[tuple[Hit, float]]:
+    """Text and vector hits fused by relative score, at most `per_document` per document, best first.
+
+    With one passage per document, documents are ranked: each list keeps its best passage of a page and a
+    page's entries in both lists fuse (it is shown by its text-search passage when it has one), so its many
+    middling passages cannot outvote another page's best one. With a higher cap, passages are fused and the
+    fused ranking is capped. Text scores count `TEXT_WEIGHT`, vector scores the rest. `every_match`: the text
+    list holds every passage text search matches (its scores are then scaled from 0, what the others score).
+    """
+    lists, key = [matched, nearest], _identity
+    if per_document == 1:
+        lists = [search.capped(hits, 1, len(hits), _source_of_hit) for hits in lists]
+        key = _page
+    # BM25 and substring scores: higher is better, and 0 for what does not match; distances: lower is better.
+    text = _scored(lists[0], scaled([hit["score"] for hit in lists[0]], floor=0.0 if every_match else None))
+    vector = _scored(lists[1], scaled([hit["score"] for hit in lists[1]], lower_is_better=True))
+    ranked = relative_score_fusion([text, vector], (TEXT_WEIGHT, 1 - TEXT_WEIGHT), key=key)
+    return search.capped(ranked, per_document, limit, _fused_source)
+
+
+def _scored(hits: list[Hit], scores: list[float]) -> list[tuple[Hit, float]]:
+    return list(zip(hits, scores, strict=True))
+
+
+def _source_of_hit(hit: Hit) -> str | None:
+    return hit["source"]
+
+
+def _page(hit: Hit) -> tuple[Any, ...]:
+    """What makes two hits the same document: its source (a hit without one is a document of its own)."""
+    return (hit["source"],) if hit["source"] is not None else _identity(hit)
+
+
+def _fused_source(fused: tuple[Hit, float]) -> str | None:
+    return fused[0]["source"]
+
+
+def _identity(hit: Hit) -> tuple[Any, ...]:
+    """What makes two hits the same row: its id, or (tables without one) its source, heading and text."""
+    return (hit["id"],) if hit["id"] is not None else (hit["source"], hit["heading"], hit["text"])

@@ -21,7 +21,7 @@ from lancelot_server import __version__, documents, markdown, read, search, stat
 from lancelot_server.embed import Embedder
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
 from lancelot_server.filters import NONE_KEPT, Filters, any_kept
-from lancelot_server.fusion import relative_score_fusion, scaled
+from lancelot_server.fusion import HYBRID_DEPTH, fused_ranking
 from lancelot_server.replies import (
     Mode,
     SearchHit,
@@ -42,15 +42,6 @@ MIN_LIMIT, MAX_LIMIT = 1, 50
 SEARCH_LIMIT, QUERY_LIMIT = 5, 8
 MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
 MODES: tuple[str, ...] = get_args(Mode)
-# Hybrid search fuses this many hits (at least) from each of its two lists: deeper than `limit`, so that
-# a passage both lists rank moderately high can overtake one that only a single list ranks first; the
-# per-document cap applies to the fused list. Measured against 10 and 50 (docs/decisions.md, "Ranking"):
-# deeper lists let pages both lists rank middling outvote one list's clear first (a PEP by its number).
-HYBRID_DEPTH = 20
-# The text list's share of a hybrid score (the vector list's is the rest), chosen by measurement on the quality
-# sets: from 0.54 to 0.56 hybrid beats hybrid before issue 13 on every set, Japanese and Chinese ones included,
-# where the reciprocal rank fusion it replaced fell behind (docs/decisions.md, "Hybrid fusion").
-TEXT_WEIGHT = 0.55
 # At most this many passages of one document in a reply, unless `perDocument` says otherwise.
 DEFAULT_PER_DOCUMENT = 1
 
@@ -362,50 +353,6 @@ def _joined(*notes: str | None) -> str | None:
     """Several notes as one text, each a sentence."""
     present = [note[0].upper() + note[1:] if index else note for index, note in enumerate(n for n in notes if n)]
     return " ".join(present) or None
-
-
-def fused_ranking(
-    matched: list[Hit], nearest: list[Hit], per_document: int | None, limit: int, *, every_match: bool = False
-) -> list[tuple[Hit, float]]:
-    """Text and vector hits fused by relative score, at most `per_document` per document, best first.
-
-    With one passage per document, documents are ranked: each list keeps its best passage of a page and a
-    page's entries in both lists fuse (it is shown by its text-search passage when it has one), so its many
-    middling passages cannot outvote another page's best one. With a higher cap, passages are fused and the
-    fused ranking is capped. Text scores count `TEXT_WEIGHT`, vector scores the rest. `every_match`: the text
-    list holds every passage text search matches (its scores are then scaled from 0, what the others score).
-    """
-    lists, key = [matched, nearest], _identity
-    if per_document == 1:
-        lists = [search.capped(hits, 1, len(hits), _source_of_hit) for hits in lists]
-        key = _page
-    # BM25 and substring scores: higher is better, and 0 for what does not match; distances: lower is better.
-    text = _scored(lists[0], scaled([hit["score"] for hit in lists[0]], floor=0.0 if every_match else None))
-    vector = _scored(lists[1], scaled([hit["score"] for hit in lists[1]], lower_is_better=True))
-    ranked = relative_score_fusion([text, vector], (TEXT_WEIGHT, 1 - TEXT_WEIGHT), key=key)
-    return search.capped(ranked, per_document, limit, _fused_source)
-
-
-def _scored(hits: list[Hit], scores: list[float]) -> list[tuple[Hit, float]]:
-    return list(zip(hits, scores, strict=True))
-
-
-def _source_of_hit(hit: Hit) -> str | None:
-    return hit["source"]
-
-
-def _page(hit: Hit) -> tuple[Any, ...]:
-    """What makes two hits the same document: its source (a hit without one is a document of its own)."""
-    return (hit["source"],) if hit["source"] is not None else _identity(hit)
-
-
-def _fused_source(fused: tuple[Hit, float]) -> str | None:
-    return fused[0]["source"]
-
-
-def _identity(hit: Hit) -> tuple[Any, ...]:
-    """What makes two hits the same row: its id, or (tables without one) its source, heading and text."""
-    return (hit["id"],) if hit["id"] is not None else (hit["source"], hit["heading"], hit["text"])
 
 
 def _installed(distribution: str) -> str:
