@@ -185,9 +185,9 @@ def _tools(tools: Tools) -> list[Tool]:
 
         Returns Markdown within `budget` characters (and the same passages as structured content): the document's
         title and source, its number of passages, then passages in document order, each with its number, heading and
-        text (and lines, anchor and link where the table has them). When the budget or the document ends the reply,
-        it says so, and `next` holds the exact arguments that continue (`source`, `from`, and `offset` after a
-        passage cut to fit); following them walks a document with every passage exactly once.
+        text (and lines, anchor, page and link where the table has them). When the budget or the document ends the
+        reply, it says so, and `next` holds the exact arguments that continue (`source`, `from`, and `offset` after
+        a passage cut to fit); following them walks a document with every passage exactly once.
         """
         return _answer(
             "lancedb_read",
