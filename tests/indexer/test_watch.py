@@ -184,6 +184,19 @@ def test_a_folder_moved_in_from_elsewhere_is_indexed_and_one_moved_out_is_forgot
     running.no_line()
 
 
+def test_folders_made_several_deep_at_once_are_watched_and_what_they_hold_is_indexed(tmp_path, watching):
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    write(docs / "page.md", "A page.\n")
+    running = watching(docs, db)
+    on(running)
+    for number in range(20):  # each a file written before the watch of its new folders can exist
+        write(docs / f"tree{number:02}" / "a" / "b" / "c" / "deep.md", f"Deep page {number}.\n")
+    assert running.rebuilt() == "21 documents, 21 chunks; 20 read, 1 unchanged, 0 removed"
+    write(docs / "tree07" / "a" / "b" / "c" / "later.md", "Written later.\n")  # the new folders are watched
+    assert running.rebuilt() == "22 documents, 22 chunks; 1 read, 21 unchanged, 0 removed"
+    assert table(db)["tree07/a/b/c/later.md"] == "Written later."
+
+
 def test_changes_that_never_settle_are_rebuilt_all_the_same(tmp_path, watching):
     docs, db = tmp_path / "docs", tmp_path / "db"
     write(docs / "busy.md", "Version 0.\n")

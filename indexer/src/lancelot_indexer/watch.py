@@ -25,6 +25,7 @@ import os
 import queue
 import signal
 import time
+import warnings
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -244,6 +245,10 @@ def _observe(root: Path, wanted: Callable[..., bool], changes: queue.SimpleQueue
         events.DirDeletedEvent,
         events.DirMovedEvent,
     ]
+    # watchdog 7 warns, from its reading thread, when a folder created while its parent's watch was being set
+    # up gets its watch twice (Lance making a table's folders inside DOCS): the same watch, harmless; and where
+    # warnings are errors the exception would end that thread, and with it the watch.
+    warnings.filterwarnings("ignore", message="Callback with id .* already exists for watch", category=RuntimeWarning)
     observer = Observer()
     # Its threads never take Ctrl-C or SIGTERM (they inherit this mask): the main thread blocks both while
     # it starts a reader process (workers.py), and a signal another thread took would be handled all the same.
