@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from lancelot_indexer import watch
 from lancelot_indexer.errors import DocsError
 from lancelot_indexer.pipeline import Options, Report, build
 
+from .conftest import write_big_text
 from .test_stop import all_ended, children
 
 WAIT = 120.0  # for a line: a loaded 2-core machine can be slow, never this slow
@@ -388,3 +390,106 @@ def test_watchdog_is_imported_only_when_watching():
         check=True,
     )
     assert "watchdog" not in imported.stdout
+
+
+BIN = Path(sys.executable).parent
+
+
+def watch_command(docs: Path, db: Path, *options: str) -> subprocess.Popen[str]:
+    # Its own session, as a terminal's job: Ctrl-C reaches its whole process group.
+    return subprocess.Popen(
+        [BIN / "lancelot-index", "--watch", *options, docs, db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def grandchildren(pid: int) -> set[int]:
+    """The reader's workers: children of its forkserver, itself a child of the indexer (watchdog's threads
+    make forking the indexer itself unsafe)."""
+    return {worker for child in children(pid) for worker in children(child)}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="worker processes and /proc are Linux's")
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_lancelot_index_watch_prints_a_line_per_rebuild_and_a_stop_while_waiting_exits_0(tmp_path, how):
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    write(docs / "page.md", "A page.\n")
+    process = watch_command(docs, db)
+    assert process.stdout is not None
+    try:
+        assert LINE.match(process.stdout.readline()).group(1) == "1 document, 1 chunk; 1 read, 0 unchanged, 0 removed"
+        assert process.stdout.readline() == f"Watching {docs} for changes (Ctrl-C to stop).\n"
+        put(docs / "more.md", "More.\n")
+        assert LINE.match(process.stdout.readline()).group(1) == "2 documents, 2 chunks; 1 read, 1 unchanged, 0 removed"
+        helpers = children(process.pid)
+        os.killpg(process.pid, how)
+        out, err = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert (process.returncode, out, err) == (0, "Stopped watching.\n", "")
+    assert all_ended(helpers)
+    assert table(db) == {"page.md": "A page.", "more.md": "More."}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="worker processes and /proc are Linux's")
+# 0.0: the moment the reader's processes start, which needs /tmp/h2-workers.diff (in watch mode other threads
+# exist: watchdog's, Lance's; the signal mask of the one starting a worker no longer holds a stop back).
+@pytest.mark.parametrize("delay", [0.2, 0.0], ids=["while-reading", "as-the-workers-start"])
+def test_ctrl_c_during_a_rebuild_says_what_became_of_the_table_and_exits_130(tmp_path, delay):
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    write(docs / "page.md", "The previous table.\n")
+    process = watch_command(docs, db, "-q")
+    try:
+        deadline = time.monotonic() + WAIT
+        while not (db / "documents.lance" / "lancelot-sources.json").exists():  # -q: no line, the table says
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        (tmp_path / "many").mkdir()
+        for number in range(200):
+            write_big_text(tmp_path / "many" / f"page{number:03}.md", size=80 * 1024)
+        before = grandchildren(process.pid)  # the first build's worker may not be reaped yet
+        (tmp_path / "many").rename(docs / "many")  # one burst: the rebuild reads 200 files
+        while not (workers := grandchildren(process.pid) - before):  # reading has begun once workers exist
+            assert process.poll() is None and time.monotonic() < deadline, "no worker ever started"
+            time.sleep(0.002)
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert (process.returncode, out, err.strip()) == (
+        130,
+        "",
+        "Stopped before anything was written: the table was left as it was.",
+    )
+    assert all_ended(workers)
+    assert table(db) == {"page.md": "The previous table."}
+
+
+def test_lancelot_index_watch_quiet_prints_nothing_but_errors(tmp_path):
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    docs.mkdir()
+    process = watch_command(docs, db, "--quiet")
+    assert process.stderr is not None
+    try:
+        line = process.stderr.readline()  # an empty folder: the first build fails, the watch goes on
+        assert re.match(r"^\d\d:\d\d:\d\d  not rebuilt: No documents found in ", line), line
+        write(docs / "page.md", "A page.\n")
+        deadline = time.monotonic() + WAIT
+        while not (db / "documents.lance" / "lancelot-sources.json").exists():
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=WAIT)
+    finally:
+        process.kill()
+    assert (process.returncode, out, err) == (0, "", "")
+    assert table(db) == {"page.md": "A page."}
+
+
+def test_the_help_describes_watch():
+    done = subprocess.run([BIN / "lancelot-index", "--help"], capture_output=True, text=True, check=True)
+    assert "--watch" in done.stdout and "Ctrl-C stops" in " ".join(done.stdout.split())

@@ -19,13 +19,13 @@ import click
 from lancelot_indexer import __version__, log
 from lancelot_indexer.collect import DEFAULT_FILE_TIMEOUT
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, Report, build, count
+from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
 from lancelot_schema import languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
-    from lancelot_indexer.vectors import EmbedReport
+    from lancelot_indexer.vectors import EmbedReport, VectorExtension
 
 
 def embed_summary(report: EmbedReport) -> str:
@@ -200,6 +200,12 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     show_default=True,
     help="Embedding requests in flight at once.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: after the build, rebuild (incrementally) each time the documents change, once the "
+    "changes have settled for half a second; one line per rebuild. Ctrl-C stops.",
+)
 def main(
     docs: Path,
     db: str,
@@ -214,14 +220,16 @@ def main(
     quiet: bool,
     embed: bool,
     embed_concurrency: int,
+    watch: bool,
 ) -> None:
     """Index the documents in DOCS (.md, .txt, .html, .rst, .pdf, .docx) into the LanceDB database at DB: a
     folder, or a URI on object storage (s3://BUCKET/PREFIX, gs://…, az://…).
 
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
-    # --embed logs retries through structlog directly: set it up at once then.
-    log.configure("WARNING" if quiet else "INFO", now=embed)
+    # --embed logs retries through structlog directly: set it up at once then. --watch prints a line per
+    # rebuild itself: the log keeps to warnings (skipped files among them).
+    log.configure("WARNING" if quiet or watch else "INFO", now=embed)
     # CI stops a job with SIGTERM: the same orderly stop as Ctrl-C (workers ended, a word on the table).
     signal.signal(signal.SIGTERM, _stop)
     writing = False
@@ -256,19 +264,39 @@ def main(
             language=language,
             file_timeout=file_timeout,
         )
-        with bar(not quiet) as on_progress:
-            extension = None
-            if embed:
-                # pyarrow comes with it: imported only when asked for, as the pipeline does.
-                from lancelot_indexer.vectors import VectorExtension
 
-                extension = VectorExtension(
-                    model=resolved.embedding_model,
-                    api_key=resolved.api_key,
-                    base_url=resolved.base_url,
-                    concurrency=embed_concurrency,
-                    on_progress=on_progress,
-                )
+        def vectors(on_progress: ProgressCallback | None) -> VectorExtension | None:
+            """The --embed extension, a new one per build (its report counts one build)."""
+            if not embed:
+                return None
+            # pyarrow comes with it: imported only when asked for, as the pipeline does.
+            from lancelot_indexer.vectors import VectorExtension
+
+            return VectorExtension(
+                model=resolved.embedding_model,
+                api_key=resolved.api_key,
+                base_url=resolved.base_url,
+                concurrency=embed_concurrency,
+                on_progress=on_progress,
+            )
+
+        if watch:
+            from lancelot_indexer import watch as watching
+
+            def build_once() -> Report:
+                nonlocal writing
+                writing = False  # what a stop says is about this rebuild
+                return build(docs, database, options, extension=vectors(None), on_write=started_writing)
+
+            shown = click.echo if not quiet else lambda text: None
+            watching.run(
+                docs, database, options, out=shown, err=lambda text: click.echo(text, err=True), build_once=build_once
+            )
+            # A stop while waiting: nothing was being written.
+            shown("Stopped watching.")
+            return
+        with bar(not quiet) as on_progress:
+            extension = vectors(on_progress)
             report = build(
                 docs, database, options, on_progress=on_progress, extension=extension, on_write=started_writing
             )

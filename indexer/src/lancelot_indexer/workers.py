@@ -67,7 +67,10 @@ def _leave_stops_to_the_parent(parent: int | None) -> None:
 def _serve(connection: Connection, read: Callable[[object], object], parent: int | None) -> None:
     """A worker: read each (index, item) that comes, send back (index, result), until the pipe closes."""
     _leave_stops_to_the_parent(parent)
-    connection.send(None)  # started: the time of the first file counts from here, not from the fork
+    try:
+        connection.send(None)  # started: the time of the first file counts from here, not from the fork
+    except OSError:
+        return  # the parent stopped while we started: nothing to say
     while True:
         try:
             index, item = connection.recv()
@@ -92,6 +95,33 @@ def start_method() -> str:
     if sys.platform == "linux" and threading.active_count() == 1 and "lance" not in sys.modules:
         return "fork"
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+@contextlib.contextmanager
+def _stops_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends. Blocked in this thread; and since another thread (Lance's,
+    watchdog's) may take a signal this one blocks, whose Python handler then runs here all the same, the
+    handlers only note it meanwhile (the main thread's: no other can set handlers)."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS) if hasattr(signal, "pthread_sigmask") else None
+    caught: list[signal.Signals] = []
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {
+            stop: signal.signal(stop, lambda signum, frame: caught.append(signal.Signals(signum))) for stop in _STOPS
+        }
+    try:
+        yield
+    finally:
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a stop that came meanwhile is raised here
+        for signum in caught[:1]:
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
 
 
 @dataclass
@@ -147,18 +177,16 @@ class Workers(Generic[Item, Result]):
         # typeshed gives a context chosen by name no Process; every start method's context has one.
         process: BaseProcess = context.Process(target=_serve, args=(theirs, self._read, parent), daemon=True)  # type: ignore[attr-defined]
         # A stop cannot come between the fork and our knowing the worker (it would be left behind).
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS) if hasattr(signal, "pthread_sigmask") else None
-        try:
-            process.start()
-            worker = _Worker(process, ours)
-            if slot == len(self._workers):
-                self._workers.append(worker)
-            else:
-                self._workers[slot] = worker
-        finally:
-            theirs.close()
-            if blocked is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a stop that came meanwhile is raised here
+        with _stops_held():
+            try:
+                process.start()
+                worker = _Worker(process, ours)
+                if slot == len(self._workers):
+                    self._workers.append(worker)
+                else:
+                    self._workers[slot] = worker
+            finally:
+                theirs.close()
 
     def map(self, items: Sequence[Item]) -> Iterator[Result | Lost]:
         """`read(item)` for every item, in order; `Lost` for an item whose worker was stopped or died."""
