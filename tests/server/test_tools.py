@@ -342,8 +342,9 @@ def test_status_of_a_missing_database_or_table_reports_instead_of_failing(tmp_pa
 
 def test_version_names_every_part(lancelot_db, make_tools):
     version = make_tools(lancelot_db).version()
-    assert set(version) == {"lancelot", "lancedb", "pyarrow", "mcp", "python", "protocolVersions"}
+    assert set(version) == {"lancelot", "lancedb", "lance", "pyarrow", "mcp", "python", "protocolVersions"}
     assert version["lancedb"].startswith("0.40") and version["mcp"].startswith("2.3")
+    assert version["lance"].startswith("13.")  # the engine tables are read through
     assert version["protocolVersions"] == ["2025-11-25"]
 
 

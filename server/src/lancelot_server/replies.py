@@ -114,6 +114,7 @@ class StatusReply(TypedDict):
 class VersionReply(TypedDict):
     lancelot: str
     lancedb: str
+    lance: str  # pylance: the engine the server reads tables through (lance_table.py)
     pyarrow: str
     mcp: str
     python: str

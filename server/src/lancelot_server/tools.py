@@ -314,6 +314,7 @@ class Tools:
         return VersionReply(
             lancelot=__version__,
             lancedb=_installed("lancedb"),
+            lance=_installed("pylance"),
             pyarrow=_installed("pyarrow"),
             mcp=_installed("mcp"),
             python=platform.python_version(),
