@@ -15,6 +15,8 @@ document without a date matches no date filter. Several filters must all hold, a
 from __future__ import annotations
 
 import calendar
+import functools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -151,7 +153,4 @@ def any_kept(table: Any, condition: Any) -> bool:
 
 
 def _joined(parts: list[Any], *, all_of: bool) -> Any:
-    joined = parts[0]
-    for part in parts[1:]:
-        joined = (joined & part) if all_of else (joined | part)
-    return joined
+    return functools.reduce(operator.and_ if all_of else operator.or_, parts)

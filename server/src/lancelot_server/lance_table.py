@@ -11,8 +11,7 @@ Lance alone costs a quarter of that; so the server opens the dataset itself:
     Query.where(condition).select(columns).limit(n).with_row_id() → .to_arrow() | .to_batches(size)
 
 Conditions are pyarrow expressions (`pyarrow.compute.field`, `scalar`: values stay data, Lance reads them
-through Substrait), or lancedb expressions, which render their own SQL with quoted literals. Nothing here
-writes: the class has no method that commits.
+through Substrait). Nothing here writes: the class has no method that commits.
 
 Freshness is lancedb's `read_consistency_interval`: before a read, the latest version is looked up once
 `refresh` has passed since the last look (zero: every read), so a table that lancelot-index rebuilt is served
@@ -174,7 +173,9 @@ class Query:
         return str(self._scanner().explain_plan(verbose))
 
     def _scanner(self, batch_size: int | None = None) -> Any:
-        filters = [_condition(self.condition)] if self.condition is not None else []
+        if isinstance(self.condition, str):
+            raise TypeError("conditions are expressions, never SQL text")
+        filters = [self.condition] if self.condition is not None else []
         if self.row_ids is not None:
             # Row ids are integers this server read from the table, never a client's text.
             filters.append(f"_rowid IN ({', '.join(map(str, self.row_ids))})" if self.row_ids else "false")
@@ -194,11 +195,3 @@ class Query:
         elif self.count is not None:
             arguments["limit"] = self.count
         return self.table.to_lance().scanner(**arguments)
-
-
-def _condition(condition: Any) -> Any:
-    """A pyarrow expression as it is; a lancedb expression as the SQL it renders (its literals quoted by it)."""
-    if isinstance(condition, str):
-        raise TypeError("conditions are expressions, never SQL text")
-    to_sql = getattr(condition, "to_sql", None)
-    return to_sql() if to_sql is not None else condition
