@@ -1,6 +1,6 @@
 import pytest
 
-from lancelot_indexer.markdown import extract, split_front_matter
+from lancelot_indexer.markdown import extract, front_matter
 
 
 @pytest.mark.parametrize(
@@ -20,8 +20,9 @@ def test_title(text, title):
 
 
 def test_front_matter_is_not_part_of_the_text():
-    title, body = split_front_matter("---\ntitle: T\ntags: [a]\n---\nBody\n")
-    assert (title, body) == ("T", "Body\n")
+    data, body = front_matter("---\ntitle: T\ntags: [a]\n---\nBody\n")
+    assert (data, body) == ({"title": "T", "tags": ["a"]}, "Body\n")
+    assert extract("---\ntitle: T\n---\nBody\n", "f.md").title == "T"
 
 
 def test_blocks_keep_fences_whole_and_mark_headings():

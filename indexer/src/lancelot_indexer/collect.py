@@ -42,8 +42,11 @@ DEFAULT_FILE_TIMEOUT = 60.0
 # Rows handed on at a time: about 10 MB of text, few enough that memory stays flat, many enough that
 # Lance writes large pages and an embedding batch fills its requests.
 BATCH_ROWS = 8192
-# Imported once by a forkserver, not by each worker it starts.
-_READERS = ["lancelot_indexer.collect", "lancelot_indexer.html", "lancelot_indexer.markdown", "lancelot_indexer.rst"]
+# Imported once by a forkserver, not by each worker it starts: the readers whose libraries are always installed.
+_READERS = [
+    "lancelot_indexer.collect",
+    *dict.fromkeys(kind.module for kind in formats.FORMATS.values() if kind.extra is None),
+]
 
 # A document's rows in layout.INDEXER_COLUMNS order but the columns that are the same on all of them (its path,
 # its file's hash, its metadata: `_PER_DOCUMENT`), with its encoding, the hash of its file and its metadata's

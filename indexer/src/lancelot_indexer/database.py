@@ -1,6 +1,7 @@
 """Where the database is, as the indexer's modules take it, and what Lance's errors there mean.
 
     located(db)                       # a Path (a folder, as before) or a Location, as a Location
+    options(location)                 # the storage options Lance is given for it
     failure(location, error, table)   # Lance's error as the indexer's one-line error, or None
     with storage_failures(location):  # every such error inside raised as that line
 
@@ -25,6 +26,11 @@ from lancelot_schema.storage import Location
 _CONFLICTS = ("commit conflict", "incompatible transaction")
 # Where in Lance's source an error was raised, which it appends to the message: ", /path/to/file.rs:319:13".
 _RUST_PLACES = re.compile(r",\s*/\S+\.rs:\d+:\d+")
+
+
+def options(location: Location) -> dict[str, str] | None:
+    """The storage options Lance is given for `location` (None when there are none: a folder)."""
+    return dict(location.options) or None
 
 
 def located(db: Path | Location) -> Location:

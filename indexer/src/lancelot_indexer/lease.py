@@ -120,7 +120,7 @@ class Lease:
         # clears it once they are removed, and the release keeps it for the next run otherwise.
         self.leftovers: str | None = None
         self._marked = False  # whether UNFINISHED was set when the lock was taken
-        self._options = dict(location.options) or None
+        self._options = database.options(location)
         self._lease = lease
         self._renew = renew
         self._version = 0

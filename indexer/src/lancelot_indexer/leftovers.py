@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lancelot_indexer import database
 from lancelot_schema.storage import Location
 
 # The files only a manifest makes part of a version, as Lance names them: anything else is left alone.
@@ -50,19 +51,19 @@ def remove(location: Location, check: Callable[[], None]) -> int:
     `check` is called before the first removal (it raises when this run no longer holds the lock)."""
     from lance.file import LanceFileSession
 
-    options = dict(location.options) or None
+    options = database.options(location)
     if location.local and not location.path.is_dir():
         return 0
-    database = LanceFileSession(location.uri, storage_options=options)
-    folders = sorted(prefix.rstrip("/").rsplit("/", 1)[-1] for prefix in database.list_with_delimiter().common_prefixes)
-    return sum(_table(location, name.removesuffix(".lance"), check) for name in folders if name.endswith(".lance"))
+    listing = LanceFileSession(location.uri, storage_options=options).list_with_delimiter()
+    folders = sorted(prefix.rstrip("/").rsplit("/", 1)[-1] for prefix in listing.common_prefixes)
+    tables = [name.removesuffix(".lance") for name in folders if name.endswith(".lance")]
+    return sum(_table(location, options, name, check) for name in tables)
 
 
-def _table(location: Location, name: str, check: Callable[[], None]) -> int:
+def _table(location: Location, options: dict[str, str] | None, name: str, check: Callable[[], None]) -> int:
     from lance.file import LanceFileSession
 
     uri = location.table_uri(name)
-    options = dict(location.options) or None
     session = LanceFileSession(uri, storage_options=options)
     present = session.list()  # first: whatever a manifest read afterwards names stays
     candidates = [path for path in present if versioned(path)]

@@ -48,12 +48,6 @@ def front_matter(text: str) -> tuple[dict[Any, Any] | None, str]:
     return (data if isinstance(data, dict) else None), text[match.end() :]
 
 
-def split_front_matter(text: str) -> tuple[str | None, str]:
-    """The `title:` from YAML front matter (None when absent or unusable) and the text after it."""
-    data, body = front_matter(text)
-    return _title(data), body
-
-
 def _title(data: dict[Any, Any] | None) -> str | None:
     title = data.get("title") if data is not None else None
     title_text = " ".join(utf8(str(title)).split()) if isinstance(title, str | int | float) else ""

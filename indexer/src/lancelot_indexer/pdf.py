@@ -21,6 +21,7 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import pypdfium2 as pdfium  # type: ignore[import-untyped]  # no type information
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
@@ -65,21 +66,20 @@ def extract(data: bytes, file_name: str) -> Document:
     try:
         pages = [_lines(pdf, number) for number in range(len(pdf))]
         outline = _outline(pdf)
-        info_title = _info_title(pdf)
-        properties = _properties(pdf)
+        info = pdf.get_metadata_dict(skip_empty=True)  # the document information, read once
     finally:
         pdf.close()
     if not any(pages):
         what = "no pages" if not pages else "no text layer (scanned pages or images only: run OCR on it first)"
         raise Unreadable(what)
     body = _body_size(pages)
-    title = info_title or _first_large_line(pages[0], body) or file_name
+    title = _info_title(info) or _first_large_line(pages[0], body) or file_name
     if outline:
         blocks = _with_outline(pages, outline, body)
     else:
         _mark_large_lines(pages, body)
         blocks = [block for number, lines in enumerate(pages, start=1) for block in _blocks(lines, number, body)]
-    return Document(title, blocks, Metadata.of(properties))
+    return Document(title, blocks, Metadata.of(_properties(info)))
 
 
 def _why(exc: pdfium.PdfiumError) -> str:
@@ -89,8 +89,8 @@ def _why(exc: pdfium.PdfiumError) -> str:
     return f"damaged or not a PDF ({exc})"
 
 
-def _info_title(pdf: pdfium.PdfDocument) -> str | None:
-    title = " ".join(str(pdf.get_metadata_value("Title") or "").split())
+def _info_title(info: dict[str, Any]) -> str | None:
+    title = " ".join(str(info.get("Title") or "").split())
     return title if title and not _FILE_TITLE.match(title) else None
 
 
@@ -99,8 +99,7 @@ PROPERTIES = {"Author": "author", "Subject": "subject", "Keywords": "keywords"}
 DATES = {"CreationDate": "created", "ModDate": "modified"}
 
 
-def _properties(pdf: pdfium.PdfDocument) -> dict[str, str]:
-    info = pdf.get_metadata_dict(skip_empty=True)
+def _properties(info: dict[str, Any]) -> dict[str, str]:
     found = {field: str(info[key]) for key, field in PROPERTIES.items() if key in info}
     for key, field in DATES.items():
         if key in info:

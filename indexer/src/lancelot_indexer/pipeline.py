@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lancelot_indexer import __version__, database, lock, log, memory, replace, sources
 from lancelot_indexer.changes import changes
@@ -46,9 +45,6 @@ from lancelot_indexer.replace import Extension
 from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_schema import languages, layout
 from lancelot_schema.storage import Location
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["Extension", "Options", "ProgressCallback", "Report", "build", "metadata"]
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lancelot_indexer import database
 from lancelot_schema import layout
 from lancelot_schema.storage import Location
 
@@ -156,7 +157,7 @@ class Prefix:
     def __init__(self, location: Location, table: str) -> None:
         from lance.file import LanceFileSession
 
-        self._session = LanceFileSession(location.table_uri(table), storage_options=dict(location.options) or None)
+        self._session = LanceFileSession(location.table_uri(table), storage_options=database.options(location))
 
     def latest(self) -> list[Any] | None:
         """The table's latest manifest's name (written once: the name says which version it is); None in doubt."""

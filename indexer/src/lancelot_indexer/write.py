@@ -65,7 +65,6 @@ class WriteResult:
 class Plan:
     """How a table is replaced: `strategy` is "create", "merge" or "overwrite"; `dataset` the table now."""
 
-    uri: str
     strategy: str
     dataset: lance.LanceDataset | None
     temp_files_removed: int
@@ -85,16 +84,12 @@ def open_table(db: Path | Location, name: str) -> lance.LanceDataset | None:
     """The current table, or None when there is none (for reuse of stored values before a write)."""
     location = database.located(db)
     try:
-        return lance.dataset(location.table_uri(name), storage_options=_options(location))
+        return lance.dataset(location.table_uri(name), storage_options=database.options(location))
     except ValueError as exc:
         # Lance's way of saying "no dataset here", and also of a bucket it cannot read.
         if (known := database.failure(location, exc)) is not None:
             raise known from exc
         return None
-
-
-def _options(location: Location) -> dict[str, str] | None:
-    return dict(location.options) or None
 
 
 def rows_table(columns: Mapping[str, list[Any]]) -> pa.Table:
@@ -137,16 +132,15 @@ def prepare(db: Path | Location, name: str, schema: pa.Schema, before_change: Ca
     merged into to that schema (added and dropped columns: commits that keep it readable and its indexes,
     made after calling `before_change`)."""
     location = database.located(db)
-    uri = location.table_uri(name)
     try:
         temp_removed = remove_temp_files(location.path / f"{name}.lance") if location.local else 0
         dataset = open_table(location, name)
         if dataset is None:
-            return Plan(uri, "create", None, temp_removed, location, name)
+            return Plan("create", None, temp_removed, location, name)
         if _mergeable(dataset.schema) and not _new_vectors(dataset.schema, schema):
             _evolve(dataset, schema, before_change)
-            return Plan(uri, "merge", dataset, temp_removed, location, name)
-        return Plan(uri, "overwrite", dataset, temp_removed, location, name)
+            return Plan("merge", dataset, temp_removed, location, name)
+        return Plan("overwrite", dataset, temp_removed, location, name)
     except OSError as exc:
         raise _database_error(location, name, exc) from exc
 
@@ -161,7 +155,12 @@ def apply(plan: Plan, data: pa.Table | pa.RecordBatchReader, replaced: Collectio
         if replaced is not None:
             raise ValueError(f"only a merge replaces some paths, not a {plan.strategy}")
         mode = "create" if plan.strategy == "create" else "overwrite"
-        return Written(lance.write_dataset(data, plan.uri, mode=mode, storage_options=_options(plan.location)), -1)
+        return Written(
+            lance.write_dataset(
+                data, plan.location.table_uri(plan.table), mode=mode, storage_options=database.options(plan.location)
+            ),
+            -1,
+        )
     except OSError as exc:
         raise _database_error(plan.location, plan.table, exc) from exc
 
