@@ -4,7 +4,6 @@ and tables of layout 4 rebuilt with the page column."""
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
 import textwrap
@@ -13,7 +12,7 @@ from pathlib import Path
 import docx
 import lance
 import lancedb
-from tests.support.documents import Line, make_pdf, spinning_pdf
+from tests.support.documents import Line, docx_bytes, make_pdf, spinning_pdf
 
 from lancelot_indexer.collect import collect
 from lancelot_indexer.pipeline import build
@@ -31,9 +30,7 @@ def word(*paragraphs: str) -> bytes:
     document.add_heading("Replication", level=1)
     for text in paragraphs:
         document.add_paragraph(text)
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
+    return docx_bytes(document)
 
 
 def mixed(folder: Path) -> Path:

@@ -3,14 +3,13 @@ rows as JSON with its tags, date and file type; odd values never fail a document
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import docx
 import lance
 import pytest
-from tests.support.documents import Line, make_pdf
+from tests.support.documents import Line, docx_bytes, make_pdf
 from tests.support.properties import with_info
 
 from lancelot_indexer import metadata
@@ -201,9 +200,7 @@ def test_word_core_properties_are_its_metadata():
     properties.created = datetime(2022, 3, 4, 5, 6, 7, tzinfo=UTC)
     document.add_heading("Replication", level=1)
     document.add_paragraph("Replicas follow the primary.")
-    out = io.BytesIO()
-    document.save(out)
-    found = word_extract(out.getvalue(), "replication.docx").metadata
+    found = word_extract(docx_bytes(document), "replication.docx").metadata
     assert {key: found.fields[key] for key in ("author", "subject", "description", "keywords", "category")} == {
         "author": "Bo",
         "subject": "Databases",

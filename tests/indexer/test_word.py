@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import io
-
 import docx
 import pytest
 from docx.oxml import parse_xml
 from docx.oxml.ns import nsdecls
+from tests.support.documents import docx_bytes
 
 from lancelot_indexer.chunk import chunk
 from lancelot_indexer.formats import Unreadable
 from lancelot_indexer.word import extract
-
-
-def saved(document) -> bytes:
-    out = io.BytesIO()
-    document.save(out)
-    return out.getvalue()
 
 
 def manual(title: str | None = "The Handbook") -> bytes:
@@ -38,7 +31,7 @@ def manual(title: str | None = "The Handbook") -> bytes:
     merged.text = "Every option has a long name."
     document.add_heading("Running", level=1)
     document.add_paragraph("Start it with one command.\nIt prints its progress.")
-    return saved(document)
+    return docx_bytes(document)
 
 
 def test_paragraphs_headings_lists_and_tables_in_document_order():
@@ -65,14 +58,14 @@ def test_the_title_is_the_core_properties_title_else_the_first_heading_else_the_
     assert extract(manual(title=None), "guide.docx").title == "Installing"
     document = docx.Document()
     document.add_paragraph("Only a paragraph.")
-    assert extract(saved(document), "memo.docx").title == "memo.docx"
+    assert extract(docx_bytes(document), "memo.docx").title == "memo.docx"
 
 
 def test_the_title_style_is_a_heading_and_can_title_the_document():
     document = docx.Document()
     document.add_heading("Annual Report", level=0)  # level 0: the Title style
     document.add_paragraph("Revenue grew.")
-    found = extract(saved(document), "report.docx")
+    found = extract(docx_bytes(document), "report.docx")
     assert found.title == "Annual Report"
     assert [(block.level, block.text) for block in found.blocks] == [(1, "Annual Report"), (0, "Revenue grew.")]
 
@@ -85,7 +78,7 @@ def test_text_inside_a_content_control_is_read():
         "</w:sdtContent></w:sdt>"
     )
     document.element.body.insert(1, control)
-    texts = [block.text for block in extract(saved(document), "form.docx").blocks]
+    texts = [block.text for block in extract(docx_bytes(document), "form.docx").blocks]
     assert texts == ["Before the control.", "Inside the control."]
 
 

@@ -6,13 +6,12 @@ what the tests check. `deep_docs` adds many documents that rank above the tagged
 
 from __future__ import annotations
 
-import io
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from tests.server import corpus
-from tests.support.documents import Line, make_pdf
+from tests.support.documents import Line, docx_bytes, make_pdf
 from tests.support.embedding_server import EmbeddingServer
 from tests.support.properties import with_info
 
@@ -69,9 +68,7 @@ def binary_docs() -> dict[str, bytes]:
     document.core_properties.created = datetime(2022, 12, 31, 23, 0, tzinfo=UTC)
     document.add_heading("Report", level=1)
     document.add_paragraph("A report on the sprocket.")
-    out = io.BytesIO()
-    document.save(out)
-    return {"manual.pdf": pdf, "report.docx": out.getvalue()}
+    return {"manual.pdf": pdf, "report.docx": docx_bytes(document)}
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,10 @@ have built in), so each test says exactly what is on each page and where.
 from __future__ import annotations
 
 import hashlib
+import io
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 # The padding string of the standard security handler (PDF 1.7, 7.6.3.3).
 _PAD = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
@@ -205,3 +207,10 @@ def spinning_pdf(millions: int = 40) -> bytes:
     data = b"".join(packer.compress(block) for _ in range(millions))
     data += packer.compress(b"BT /F1 12 Tf 72 700 Td (the end) Tj ET") + packer.flush()
     return make_pdf([[]], contents=[data])
+
+
+def docx_bytes(document: Any) -> bytes:
+    """A python-docx `Document` as the bytes of its .docx file."""
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
