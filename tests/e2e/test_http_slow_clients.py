@@ -103,7 +103,7 @@ def servers(tmp_path_factory, lancelot_db):
     finally:
         for server in running.values():
             server.process.terminate()
-        assert [server.stop() for server in running.values()] == [0, 0, 0]
+        assert [server.process.wait(timeout=30) for server in running.values()] == [0, 0, 0]
 
 
 async def open_slow(group, port, count):

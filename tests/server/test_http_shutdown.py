@@ -90,3 +90,23 @@ def test_a_stop_signal_lets_the_request_in_flight_finish_then_exits_zero(stop):
     assert events[-1] == "stopped"
     with pytest.raises(httpx.ConnectError):
         call_slow(port, 0)
+
+
+def test_stop_signals_that_keep_coming_while_it_exits_never_kill_it():
+    """A supervisor may signal again while the server is already exiting; Python's own finalization
+    would then die of the signal (exit -15) unless the stopped server ignores it."""
+    port = free_port()
+    command = [sys.executable, "-c", SERVER, str(port)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            wait_until_listening(port, process)
+            deadline = time.monotonic() + 30
+            while process.poll() is None and time.monotonic() < deadline:
+                process.send_signal(signal.SIGTERM)
+                time.sleep(0.001)
+            _, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr

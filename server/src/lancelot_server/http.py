@@ -106,6 +106,12 @@ def serve(
     `max_connections` None: the default cap, lowered to half the file-descriptor limit when that is less.
     """
     logs.configure(log_level, json=True)
+    # From here on a stop signal is a clean stop (exit 0), whenever it comes: before uvicorn takes the
+    # signals it is kept and served as soon as uvicorn starts; uvicorn re-raises it once its graceful
+    # shutdown is done, when it must not kill the process either.
+    stops = _Stops()
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, stops.keep)
     authenticator = authentication(settings, host, allow_unauthenticated)
     # Bound first: a taken port or unknown host is one clear error, with no log line claiming to serve.
     listener = listen(host, port)
@@ -136,10 +142,6 @@ def serve(
         server_header=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
-    # uvicorn re-raises the stop signal once its graceful shutdown is done; by then the stop is
-    # complete, so the re-raised signal must not kill the process (exit 0, no KeyboardInterrupt).
-    for stop in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(stop, _stopped)
     log.info(
         "serving",
         url=f"http://{_url_host(host)}:{port}{ENDPOINT}",
@@ -151,13 +153,19 @@ def serve(
     )
     # asyncio's own loop (uvicorn would take uvloop when installed): its accept loop's reports are the
     # ones `connections.exception_handler` knows.
-    asyncio.run(_serve(uvicorn.Server(config), listener, pool))
+    asyncio.run(_serve(uvicorn.Server(config), listener, pool, stops))
+    # Stopped: a stop signal arriving now (a supervisor's second SIGTERM) must not kill the exit. Python
+    # restores the default action of the handlers it set when it finalizes, but leaves an ignore in place.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.SIG_IGN)
     log.info("stopped")
 
 
-async def _serve(server: uvicorn.Server, listener: socket.socket, pool: Pool) -> None:
+async def _serve(server: uvicorn.Server, listener: socket.socket, pool: Pool, stops: _Stops) -> None:
     # Before anything is accepted: out of file descriptors, asyncio would log a traceback per failed accept.
     asyncio.get_running_loop().set_exception_handler(connections.exception_handler(pool))
+    # Asked to stop before uvicorn listened for it: start, then shut down at once.
+    server.should_exit = bool(stops.received)
     await server.serve(sockets=[listener])
 
 
@@ -206,8 +214,14 @@ def listen(host: str, port: int) -> socket.socket:
     return listener
 
 
-def _stopped(signum: int, frame: FrameType | None) -> None:
-    pass
+class _Stops:
+    """The stop signals received outside uvicorn's own handlers."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    def keep(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
 
 
 def _url_host(host: str) -> str:
