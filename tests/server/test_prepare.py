@@ -63,3 +63,27 @@ def test_a_store_without_a_database_prepares_nothing(make_tools):
     tools = make_tools("")
     tools.store.prepare("documents")
     assert tools.store._preparing is None
+
+
+def test_a_stopping_server_settles_once_the_table_is_open_or_the_bound_ends(lancelot_db, make_tools, gated_open):
+    gate, entered, opened = gated_open
+    tools = make_tools(lancelot_db)
+    tools.store.prepare("documents")
+    assert entered.wait(30)
+    settling = threading.Thread(target=tools.store.settle, args=(30,))
+    settling.start()
+    settling.join(0.3)
+    assert settling.is_alive()  # the opening is under way: the stop waits for it
+    gate.set()
+    settling.join(30)
+    assert not settling.is_alive() and len(opened) == 1
+    gate.clear()
+    held = make_tools(lancelot_db)
+    held.store.prepare("documents")
+    assert entered.wait(30)
+    held.store.settle(0.2)  # returns at the bound though the opening still waits
+    gate.set()
+
+
+def test_settle_without_a_preparation_returns_at_once(lancelot_db, make_tools):
+    make_tools(lancelot_db).store.settle(30)

@@ -9,6 +9,8 @@ import click
 from lancelot_server import __version__
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+# How long a stopping server waits for the table's background opening (`Store.settle`).
+SETTLE_SECONDS = 30
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -104,20 +106,26 @@ def main(
 
         # stdout stays diverted to stderr for the whole run: over HTTP nothing may reach it.
         store.prepare(resolved.table)
-        http.serve(
-            server,
-            resolved,
-            host=host or http.DEFAULT_HOST,
-            port=http_port,
-            log_level=log_level,
-            request_timeout=request_timeout,
-            max_connections=max_connections,
-            max_requests=max_requests,
-            allow_unauthenticated=allow_unauthenticated,
-        )
+        try:
+            http.serve(
+                server,
+                resolved,
+                host=host or http.DEFAULT_HOST,
+                port=http_port,
+                log_level=log_level,
+                request_timeout=request_timeout,
+                max_connections=max_connections,
+                max_requests=max_requests,
+                allow_unauthenticated=allow_unauthenticated,
+            )
+        finally:
+            store.settle(SETTLE_SECONDS)
         return
     app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
     diversion.hand_back()
     # Once the transport holds stdout, Lance's import and the table's opening go on in the background while
     # the client's handshake (and, in an assistant, the person's first question) comes in.
-    app.serve_stdio(server, serving=lambda: store.prepare(resolved.table))
+    try:
+        app.serve_stdio(server, serving=lambda: store.prepare(resolved.table))
+    finally:
+        store.settle(SETTLE_SECONDS)

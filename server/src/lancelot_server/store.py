@@ -294,6 +294,12 @@ class Store:
         if preparing is not None and preparing is not threading.current_thread():
             preparing.join()
 
+    def settle(self, seconds: float) -> None:
+        """Give `prepare` up to `seconds` to end: the server is stopping, and a process that exits while the
+        thread is inside Lance's import or a read can abort (SIGABRT) instead of exiting 0."""
+        if self._preparing is not None:
+            self._preparing.join(seconds)
+
     def table_names(self) -> list[str]:
         self._ready()
         location = self._located()
