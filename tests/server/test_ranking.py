@@ -9,6 +9,7 @@ import pytest
 from tests.server import corpus
 
 from lancelot_schema.languages import DEFAULT, FTS_PARAMS
+from lancelot_server import search
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +50,39 @@ def test_a_table_with_only_a_text_index_answers_every_search(sections_db, tmp_pa
         assert reply["searchType"] == "text" and reply["textMatch"] == "bm25" and reply["hits"], mode
     assert tools.search("truing", mode="text")["hits"][0]["heading"] == "Wheel building > Truing a wheel"
     assert tools.query("rim", budget=500).startswith("# Search results")
+
+
+@pytest.fixture(scope="module")
+def evidence_db(tmp_path_factory):
+    """`seals.md` speaks of gaskets in 30 passages, each long; `notes.md` names a gasket once, in a short one,
+    which on its own scores a higher BM25 than any passage of `seals.md`."""
+    root = tmp_path_factory.mktemp("evidence")
+    filler = " ".join(f"flange{n} bolt torque" for n in range(40))
+    seals = "\n\n".join(f"## Joint {n}\n\nThe gasket of joint {n}: {filler}" for n in range(30))
+    docs = {"seals.md": f"# Seals\n\n{seals}\n", "notes.md": f"# Notes\n\nA gasket, spare: {filler[:300]}\n"}
+    return corpus.built(root, docs, "--chunk-size", "600")
+
+
+def test_a_document_that_matches_in_many_passages_outranks_one_passage_that_matches_a_little_better(
+    evidence_db, make_tools, monkeypatch
+):
+    tools = make_tools(evidence_db)
+    monkeypatch.setattr(search, "DOCUMENT_EVIDENCE", 0.0)
+    alone = tools.search("gasket", mode="text", limit=2)["hits"]
+    assert [hit["source"] for hit in alone] == ["notes.md", "seals.md"]  # by each passage's own BM25
+    monkeypatch.undo()
+    hits = tools.search("gasket", mode="text", limit=2)["hits"]
+    assert [hit["source"] for hit in hits] == ["seals.md", "notes.md"]
+    assert hits[0]["score"] > alone[1]["score"] and hits[1]["score"] == alone[0]["score"]
+
+
+def test_document_evidence_adds_a_share_of_the_other_passages_of_the_same_document():
+    rows = [
+        {"path": "a", "_score": 4.0},
+        {"path": "b", "_score": 3.0},
+        {"path": "a", "_score": 2.0},
+        {"path": None, "_score": 1.0},
+        {"path": "a", "_score": 1.0},
+    ]
+    search.with_document_evidence(rows, "_score", 0.5, lambda row: row["path"])
+    assert [row["_score"] for row in rows] == [4.0 + 1.5, 3.0, 2.0 + 2.5, 1.0, 1.0 + 3.0]

@@ -58,6 +58,11 @@ def capped(rows: list[Any], per_document: int | None, limit: int, source: Callab
 # How much a match in the document's title and in the passage's heading trail adds to a match in its text
 # (BM25 scores summed), chosen by measurement: docs/decisions.md, "Ranking".
 FIELD_BOOSTS: dict[str, float] = {layout.TITLE: 0.1, layout.HEADING: 0.1}
+# How much of the BM25 of the other passages of its document (among the best POOL) adds to a passage's own,
+# chosen by measurement: docs/decisions.md, "Ranking".
+DOCUMENT_EVIDENCE = 0.03
+# At least this many rows are ranked when a reply is capped, filtered or scored with document evidence.
+POOL = 50
 
 
 def fts_columns(table: Any) -> set[str]:
@@ -114,25 +119,53 @@ def _under(prefix: str | None, table_layout: Layout) -> Callable[[dict[str, Any]
 
 
 def _ranked(
-    fetch: Callable[[int], Any], score_column: str, wanted: Wanted, table_layout: Layout, *, lower_is_better: bool
+    fetch: Callable[[int], Any],
+    score_column: str,
+    wanted: Wanted,
+    table_layout: Layout,
+    *,
+    lower_is_better: bool,
+    evidence: float = 0.0,
 ) -> list[Hit]:
     """Hits from a ranked LanceDB query, filtered by path prefix and capped per document in Python.
 
-    With a prefix or a cap, more than `limit` rows are fetched, four times more each round, until enough
-    pass or the ranking runs out: the cap never shortens a reply while other documents still match.
-    Equal scores are ordered by id, so the same query gives the same order.
+    With a prefix, a cap or `evidence`, more than `limit` rows are fetched, four times more each round, until
+    enough pass or the ranking runs out: the cap never shortens a reply while other documents still match.
+    `evidence` > 0 adds to each row's score that share of the scores of its document's other rows among those
+    fetched (`with_document_evidence`). Equal scores are ordered by id, so the same query gives the same order.
     """
     keep = _under(wanted.prefix, table_layout)
-    filtered = wanted.prefix is not None or wanted.per_document is not None
-    want = max(wanted.limit * 4, 50) if filtered else wanted.limit
+    filtered = wanted.prefix is not None or wanted.per_document is not None or evidence > 0
+    want = max(wanted.limit * 4, POOL) if filtered else wanted.limit
     sign = 1 if lower_is_better else -1
     while True:
         rows = fetch(want).to_pylist()
+        if evidence:
+            with_document_evidence(rows, score_column, evidence, _source(table_layout))
         rows.sort(key=lambda row: (sign * row[score_column], str(row.get(table_layout.id or "", ""))))
         kept = capped([row for row in rows if keep(row)], wanted.per_document, wanted.limit, _source(table_layout))
         if len(kept) >= wanted.limit or len(rows) < want:
             return [to_hit(row, table_layout, row[score_column]) for row in kept]
         want *= 4
+
+
+def with_document_evidence(
+    rows: list[dict[str, Any]], score_column: str, share: float, source: Callable[[Any], Any]
+) -> None:
+    """Add to each row's score `share` times the scores of the other rows of its document (in place).
+
+    A page that matches in many passages is more likely the page about the words than one that matches
+    in one passage a little better; a row without a source is a document of its own.
+    """
+    totals: dict[Any, float] = {}
+    for row in rows:
+        document = source(row)
+        if document is not None:
+            totals[document] = totals.get(document, 0.0) + row[score_column]
+    for row in rows:
+        document = source(row)
+        if document is not None:
+            row[score_column] += share * (totals[document] - row[score_column])
 
 
 def _source(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
@@ -172,7 +205,8 @@ def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: 
 
     `indexed`: the columns with a full-text index (`fts_columns`, which the caller has already asked for).
     Where the title and heading have one too (layout 2), a passage scores the sum of its text's BM25 and its
-    title's and heading's, each weighted by `FIELD_BOOSTS`.
+    title's and heading's, each weighted by `FIELD_BOOSTS`; then `DOCUMENT_EVIDENCE` of its document's other
+    passages' scores among the best `POOL` (at least) is added to it.
     """
     from lance.query import BooleanQuery, MatchQuery, Occur
 
@@ -189,7 +223,7 @@ def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: 
         searched = _narrowed(table.search(match, query_type="fts"), wanted, table_layout)
         return searched.select(columns).limit(count).to_arrow()
 
-    return _ranked(fetch, "_score", wanted, table_layout, lower_is_better=False)
+    return _ranked(fetch, "_score", wanted, table_layout, lower_is_better=False, evidence=DOCUMENT_EVIDENCE)
 
 
 def vector(table: Any, table_layout: Layout, embedding: list[float], wanted: Wanted) -> list[Hit]:
