@@ -17,13 +17,13 @@ from lancelot_server.fusion import HYBRID_DEPTH, TEXT_WEIGHT
 
 QUERY = "reclaim dead rows"
 
-# One chunk per file. BM25 ranks `keywords.txt` first (the query's words, over and over, in a short text);
+# One chunk per file. BM25 ranks `keywords.txt` first (the query's words, some twice, in a short text);
 # the designed vectors below rank `neighbour.txt` first. `answer.txt` is second in both lists, and the
 # only passage that really answers the question: hybrid search must put it first.
 DESIGNED_DOCS = {
     "answer.txt": "VACUUM can reclaim the storage held by dead rows, so that the table stops growing after "
     "many updates and deletes; run it regularly or let the autovacuum daemon do it for you.",
-    "keywords.txt": "Dead rows, dead rows, reclaim, reclaim: rows.",
+    "keywords.txt": "Dead rows to reclaim: rows, rows.",
     "neighbour.txt": "Routine maintenance keeps a database healthy over the years.",
     "filler1.txt": "Backups are taken with pg_dump and restored with pg_restore.",
     "filler2.txt": "The planner estimates the cost of each join order.",
