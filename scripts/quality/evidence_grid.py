@@ -57,13 +57,12 @@ def lists(db_folder: Path) -> dict[str, list[dict[str, Any]]]:
 
 def pages(passages: list[Passage], share: float, depth: int) -> list[str]:
     """Pages by their best passage's score with evidence, as the server's cap of one per page shows them."""
-    totals: dict[str, float] = {}
-    for page, value in passages[:depth]:
-        totals[page] = totals.get(page, 0.0) + value
-    best: dict[str, float] = {}
-    for page, value in passages[:depth]:
-        best[page] = max(best.get(page, float("-inf")), value + share * (totals[page] - value))
-    return sorted(best, key=lambda page: -best[page])
+    from lancelot_server.search import capped, with_document_evidence
+
+    rows = [{"page": page, "score": value} for page, value in passages[:depth]]
+    with_document_evidence(rows, "score", share, lambda row: row["page"])
+    rows.sort(key=lambda row: -row["score"])
+    return capped([row["page"] for row in rows], 1, len(rows), str)
 
 
 def metrics(rows: list[dict[str, Any]], share: float, depth: int) -> str:

@@ -157,13 +157,12 @@ def with_document_evidence(
     A page that matches in many passages is more likely the page about the words than one that matches
     in one passage a little better; a row without a source is a document of its own.
     """
+    documents = [source(row) for row in rows]
     totals: dict[Any, float] = {}
-    for row in rows:
-        document = source(row)
+    for row, document in zip(rows, documents, strict=True):
         if document is not None:
             totals[document] = totals.get(document, 0.0) + row[score_column]
-    for row in rows:
-        document = source(row)
+    for row, document in zip(rows, documents, strict=True):
         if document is not None:
             row[score_column] += share * (totals[document] - row[score_column])
 
