@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import lance
 import pytest
+from tests.server import corpus
 
 from lancelot_server import search, substring
 from lancelot_server.store import describe
@@ -140,16 +141,15 @@ def test_equal_scores_come_in_the_order_of_their_ids(ngram_db, make_tools):
         assert [(-hit["score"], hit["id"]) for hit in hits] == sorted((-hit["score"], hit["id"]) for hit in hits)
 
 
-def test_a_row_rewritten_between_the_match_and_the_read_is_left_out(ngram_db, make_tools):
-    import pyarrow as pa
-
-    tools = make_tools(ngram_db, LANCEDB_TABLE="plain")
-    handle = tools.store.table("plain")
-    table_layout = describe(handle.schema, "text", "plain")
-    top = substring._best(handle, table_layout, ["chain"], search.Wanted(5))
-    assert [hit["id"] for hit in substring._read(handle, table_layout, top)] == ["guide/chain.md#0"]
-    stale = top.set_column(top.schema.get_field_index("text"), "text", pa.array(["an older text"]))
-    assert substring._read(handle, table_layout, stale) == []
+def test_a_rebuild_between_the_match_and_the_read_changes_nothing_read(tmp_path, make_tools):
+    docs = {"chain.md": "# Chain\n\nOil the chain.\n", "tyres.md": "# Tyres\n\nPump the tyres.\n"}
+    db = corpus.built(tmp_path, docs, "--table", "plain", "--no-fts")
+    pinned = make_tools(db, LANCEDB_TABLE="plain").store.table("plain").pinned()
+    table_layout = describe(pinned.schema, "text", "plain")
+    top = substring._best(pinned, table_layout, ["chain"], search.Wanted(5))
+    corpus.write_docs(tmp_path / "docs", {"chain.md": "# Chain\n\nWax the chain instead.\n"})
+    corpus.index(tmp_path / "docs", db, "--table", "plain", "--no-fts")
+    assert [hit["text"] for hit in substring._read(pinned, table_layout, top)] == ["Chain\n\nOil the chain."]
 
 
 def test_matches_run_on_their_own_two_threads_whatever_the_callers(ngram_db, make_tools, monkeypatch):

@@ -18,6 +18,7 @@ from lancelot_server.rows import Hit, source_of, to_hit
 from lancelot_server.store import Layout
 
 SCAN_BATCH_ROWS = 8192
+ROW_ID = "_rowid"
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ def _under(prefix: str | None, table_layout: Layout) -> Callable[[dict[str, Any]
 
 
 def _ranked(
-    fetch: Callable[[int], Any],
+    table: Any,
+    fetch: Callable[[int, list[str]], Any],
     score_column: str,
     wanted: Wanted,
     table_layout: Layout,
@@ -127,8 +129,12 @@ def _ranked(
     lower_is_better: bool,
     evidence: float = 0.0,
 ) -> list[Hit]:
-    """Hits from a ranked LanceDB query, filtered by path prefix and capped per document in Python.
+    """Hits from a ranked Lance query, filtered by path prefix and capped per document in Python.
 
+    `fetch(count, columns)` runs the query for its best `count` rows, with their row ids. It reads only what ranks
+    them (score, source, id); the chosen rows alone are then read whole: reading every column of the whole pool
+    took 3.3 ms of a 4 ms search, the pool's keys and the chosen rows 2.4 ms (docs/benchmarks.md). The table is
+    pinned to one version (`LanceTable.pinned`), so the ids found are the ids read.
     With a prefix, a cap or `evidence`, more than `limit` rows are fetched, four times more each round, until
     enough pass or the ranking runs out: the cap never shortens a reply while other documents still match.
     `evidence` > 0 adds to each row's score that share of the scores of its document's other rows among those
@@ -138,15 +144,26 @@ def _ranked(
     filtered = wanted.prefix is not None or wanted.per_document is not None or evidence > 0
     want = max(wanted.limit * 4, POOL) if filtered else wanted.limit
     sign = 1 if lower_is_better else -1
+    keys = list(dict.fromkeys([*table_layout.sources, *([table_layout.id] if table_layout.id else []), score_column]))
     while True:
-        rows = fetch(want).to_pylist()
+        rows = fetch(want, keys).to_pylist()
         if evidence:
             with_document_evidence(rows, score_column, evidence, _source(table_layout))
         rows.sort(key=lambda row: (sign * row[score_column], str(row.get(table_layout.id or "", ""))))
         kept = capped([row for row in rows if keep(row)], wanted.per_document, wanted.limit, _source(table_layout))
         if len(kept) >= wanted.limit or len(rows) < want:
-            return [to_hit(row, table_layout, row[score_column]) for row in kept]
+            return read_hits(table, table_layout, [(row[ROW_ID], row[score_column]) for row in kept])
         want *= 4
+
+
+def read_hits(table: Any, table_layout: Layout, ranked: list[tuple[int, float]]) -> list[Hit]:
+    """The hits of the rows ranked as `(row id, score)`, read whole, in that order; a row the table no longer
+    holds is left out."""
+    if not ranked:
+        return []
+    taken = table.take_row_ids([row_id for row_id, _ in ranked]).select(table_layout.readable).with_row_id()
+    whole = {row[ROW_ID]: row for row in taken.to_arrow().to_pylist()}
+    return [to_hit(whole[row_id], table_layout, score) for row_id, score in ranked if row_id in whole]
 
 
 def with_document_evidence(
@@ -217,23 +234,22 @@ def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: 
         clauses += [(Occur.SHOULD, cast(Any, MatchQuery)(query, column, boost=boost)) for column, boost in fields]
         match = BooleanQuery(clauses)
 
-    def fetch(count: int) -> Any:
-        columns = [*table_layout.readable, "_score"]
+    def fetch(count: int, columns: list[str]) -> Any:
         searched = _narrowed(table.search(match, query_type="fts"), wanted, table_layout)
-        return searched.select(columns).limit(count).to_arrow()
+        return searched.select(columns).limit(count).with_row_id().to_arrow()
 
-    return _ranked(fetch, "_score", wanted, table_layout, lower_is_better=False, evidence=DOCUMENT_EVIDENCE)
+    return _ranked(table, fetch, "_score", wanted, table_layout, lower_is_better=False, evidence=DOCUMENT_EVIDENCE)
 
 
 def vector(table: Any, table_layout: Layout, embedding: list[float], wanted: Wanted) -> list[Hit]:
     """Nearest rows by cosine distance; score is the distance, lower is closer."""
 
-    def fetch(count: int) -> Any:
+    def fetch(count: int, columns: list[str]) -> Any:
         searched = table.search(embedding, vector_column_name=table_layout.vector, query_type="vector")
         searched = _narrowed(searched.distance_type("cosine"), wanted, table_layout)
-        return searched.select([*table_layout.readable, "_distance"]).limit(count).to_arrow()
+        return searched.select(columns).limit(count).with_row_id().to_arrow()
 
-    return _ranked(fetch, "_distance", wanted, table_layout, lower_is_better=True)
+    return _ranked(table, fetch, "_distance", wanted, table_layout, lower_is_better=True)
 
 
 def source_array(batch: Any, table_layout: Layout) -> Any:

@@ -15,8 +15,16 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lancelot_schema import layout
-from lancelot_server.rows import Hit, to_hit
-from lancelot_server.search import SCAN_BATCH_ROWS, Wanted, capped, query_words, source_array, starting_with
+from lancelot_server.rows import Hit
+from lancelot_server.search import (
+    SCAN_BATCH_ROWS,
+    Wanted,
+    capped,
+    query_words,
+    read_hits,
+    source_array,
+    starting_with,
+)
 from lancelot_server.store import Layout, damage
 
 # The substring match runs when BM25 finds nothing: an identifier, part of a word, a word of another script.
@@ -211,18 +219,7 @@ def _second(pair: tuple[Any, Any]) -> Any:
 
 
 def _read(table: Any, table_layout: Layout, top: Any) -> list[Hit]:
-    """The hits of the rows in `top`, read whole, in order; a row the table no longer holds as it was scored (a
-    rebuild committed in between) is left out."""
-    if top.num_rows == 0:
-        return []
-    ids = top.column(ROW_ID).to_pylist()
-    rows = table.take_row_ids(ids).select(table_layout.readable).with_row_id().to_arrow().to_pylist()
-    whole = {row[ROW_ID]: row for row in rows}
-    hits = []
-    for row_id, text, score in zip(
-        ids, top.column(table_layout.text).to_pylist(), top.column(SCORE).to_pylist(), strict=True
-    ):
-        row = whole.get(row_id)
-        if row is not None and row[table_layout.text] == text:
-            hits.append(to_hit(row, table_layout, score))
-    return hits
+    """The hits of the rows in `top`, read whole, in order (the table is pinned to the version they were
+    scored in: `LanceTable.pinned`)."""
+    ranked = zip(top.column(ROW_ID).to_pylist(), top.column(SCORE).to_pylist(), strict=True)
+    return read_hits(table, table_layout, list(ranked))

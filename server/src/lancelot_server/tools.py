@@ -143,8 +143,9 @@ class Tools:
         return reply
 
     def opened(self, name: str) -> tuple[str, Any, Layout]:
-        """The table's name, handle and layout, if the caller sees it (else refused as missing)."""
-        handle = self.tables.open(name)
+        """The table's name, handle and layout, if the caller sees it (else refused as missing). The handle is
+        pinned to the version the table is at now, for every read of this request (`LanceTable.pinned`)."""
+        handle = self.tables.open(name).pinned()
         return name, handle, describe(handle.schema, self.settings.text_column, name)
 
     @contextmanager

@@ -1,0 +1,67 @@
+"""The table the server reads through Lance: rows taken by id, and a handle pinned to one version while the real
+indexer rebuilds the table under it."""
+
+from __future__ import annotations
+
+from tests.server import corpus
+
+from lancelot_server import search
+from lancelot_server.store import describe
+
+DOCS = {
+    "chain.md": "# Chain\n\nOil the chain after every wet ride.\n",
+    "brakes.md": "# Brakes\n\nCheck the brake pads for wear before a chain of long descents.\n",
+    "tyres.md": "# Tyres\n\nPump the tyres to the pressure on their sidewall.\n",
+}
+
+
+def every_row(handle):
+    return handle.search().select(["id", "text"]).with_row_id().limit(None).to_arrow().to_pylist()
+
+
+def test_rows_taken_by_id_come_in_row_id_order_with_their_ids_and_only_the_columns_asked(tmp_path, make_tools):
+    db = corpus.built(tmp_path, DOCS)
+    handle = make_tools(db).store.table("documents")
+    rows = every_row(handle)
+    asked = [rows[2]["_rowid"], rows[0]["_rowid"], rows[2]["_rowid"]]
+    taken = handle.take_row_ids(asked).select(["id"]).with_row_id().to_arrow()
+    assert taken.column_names == ["id", "_rowid"]
+    assert taken.to_pylist() == [
+        {"id": rows[0]["id"], "_rowid": rows[0]["_rowid"]},
+        {"id": rows[2]["id"], "_rowid": rows[2]["_rowid"]},
+    ]
+    assert handle.take_row_ids([]).select(["id"]).to_arrow().num_rows == 0
+
+
+def test_an_id_the_table_no_longer_holds_is_left_out(tmp_path, make_tools):
+    db = corpus.built(tmp_path, DOCS)
+    handle = make_tools(db).store.table("documents")
+    before = every_row(handle)
+    corpus.write_docs(tmp_path / "docs", {"tyres.md": "# Tyres\n\nNew words about tyres.\n"})
+    corpus.index(tmp_path / "docs", db)  # a rebuild: Lance rewrote the rows, under new ids
+    after = every_row(handle)
+    assert not {row["_rowid"] for row in before} & {row["_rowid"] for row in after}
+    kept = after[1]
+    taken = handle.take_row_ids([before[0]["_rowid"], kept["_rowid"], 999 << 32]).select(["id", "text"]).to_arrow()
+    assert taken.to_pylist() == [{"id": kept["id"], "text": kept["text"]}]
+
+
+def test_a_pinned_table_reads_its_version_whatever_a_rebuild_commits(tmp_path, make_tools):
+    db = corpus.built(tmp_path, DOCS)
+    tools = make_tools(db)
+    handle = tools.store.table("documents")
+    pinned = handle.pinned()
+    table_layout = describe(pinned.schema, "text", "documents")
+    corpus.write_docs(tmp_path / "docs", {"chain.md": "# Chain\n\nA new page: wax the chain instead.\n"})
+    corpus.index(tmp_path / "docs", db)
+    assert handle.version > pinned.version  # the shared handle follows the rebuild (refresh 0)...
+    # ...while a search on the pinned one ranks and then reads its own version's rows: the old text, whole.
+    hits = search.bm25(pinned, table_layout, "chain", search.Wanted(5, per_document=1), {"text"})
+    assert {hit["source"]: hit["text"] for hit in hits} == {
+        "chain.md": "Chain\n\nOil the chain after every wet ride.",
+        "brakes.md": "Brakes\n\nCheck the brake pads for wear before a chain of long descents.",
+    }
+    fresh = tools.search("chain", mode="text", limit=5)["hits"]
+    assert [hit["text"] for hit in fresh if hit["source"] == "chain.md"] == [
+        "Chain\n\nA new page: wax the chain instead."
+    ]
