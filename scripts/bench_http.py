@@ -80,8 +80,9 @@ def build_table(db: Path, target: int) -> int:
     shutil.rmtree(probe)
     copies = -(-target // per_copy)
     for number in range(copies):
-        # Hard links: the copies cost no disk; their paths differ, so every chunk id is new.
-        subprocess.run(["cp", "-al", SOURCE, corpus / f"copy-{number:02d}"], check=True)
+        # Real copies: the indexer reads a file reached by several paths (hard links) once. Their paths differ,
+        # so every chunk id is new.
+        shutil.copytree(SOURCE, corpus / f"copy-{number:02d}")
     started = time.perf_counter()
     subprocess.run([BIN / "lancelot-index", corpus, db, "--quiet"], check=True)
     print(f"indexed {copies} copies of {SOURCE} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
