@@ -113,7 +113,7 @@ class StatusReply(TypedDict):
 
 class VersionReply(TypedDict):
     lancelot: str
-    lancedb: str
+    lancedb: str  # the lancedb package when installed beside the server ("not installed": it reads through Lance)
     lance: str  # pylance: the engine the server reads tables through (lance_table.py)
     pyarrow: str
     mcp: str
