@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from lancelot_indexer.chunk import chunk
+from lancelot_indexer.chunk import Block, chunk
 from lancelot_indexer.html import extract
 
 
@@ -43,6 +43,17 @@ def test_block_elements_become_paragraphs_and_br_a_line_break():
         "<blockquote>quoted</blockquote><table><tr><td>a</td><td>b</td></tr></table>x<br>y"
     )
     assert texts(html) == ["one bold word", "first", "second", "quoted", "a b", "x\ny"]
+
+
+def test_paragraphs_are_blocks_like_any_reader_makes():
+    # html.py makes them past NamedTuple's __new__, for speed: they must still be whole Blocks.
+    blocks = extract("<h2 id='s'>Head</h2><p>one<br>two</p><pre>code</pre>", "f.html").blocks
+    assert blocks == [
+        Block("Head", level=2, anchor="s"),
+        Block("one\ntwo", anchor="s"),
+        Block("code", whole=True, anchor="s"),
+    ]
+    assert all(type(block) is Block and len(block) == len(Block._fields) for block in blocks)
 
 
 def test_pre_keeps_its_lines_and_indentation():
