@@ -133,7 +133,7 @@ def test_each_hit_carries_its_documents_own_metadata(tools):
     assert hits["web/page.html"]["metadata"]["keywords"] == ["Setup", "Web"]
     assert hits["manual.pdf"]["metadata"]["created"] == "2024-05-15T12:00:00Z"
     assert hits["report.docx"]["metadata"]["keywords"] == "docx, Linux"
-    assert set(hits["plain.txt"]["metadata"]) == {layout.TEXT_HASH, layout.FILE_HASH, layout.FILE_TYPE}
+    assert hits["plain.txt"]["metadata"] == {layout.FILE_TYPE: "txt"}  # no metadata of its own; no hashes
 
 
 @pytest.mark.parametrize("tag", metadata_corpus.HOSTILE_TAGS)

@@ -30,7 +30,20 @@ def test_text_search_uses_the_full_text_index(lancelot_db, make_tools):
     assert set(top) == {"id", "title", "source", "heading", "text", "score", "metadata", "passage", "lines", "table"}
     assert top["table"] == reply["table"] == "documents"
     assert top["id"] == f"guide/puncture.md#{top['passage']}"
-    assert "text_hash" in top["metadata"] and "path" not in top["metadata"]
+    # The indexer's hashes are its bookkeeping, not the document's: neither read nor shown.
+    assert top["metadata"] == {"file_type": "md"}
+
+
+def test_another_tools_columns_come_back_as_metadata_whatever_their_names(tmp_path, make_tools):
+    # Only a table lancelot-index stamped hides its hashes; another tool's columns of those names are its data.
+    import lance
+    import pyarrow as pa
+
+    rows = {"text": ["the hiss of escaping air"], "path": ["tube.md"], "text_hash": ["t1"], "file_hash": ["f1"]}
+    lance.write_dataset(pa.table(rows), str(tmp_path / "documents.lance"))
+    (hit,) = make_tools(tmp_path).search("hiss", mode="text")["hits"]
+    assert hit["source"] == "tube.md"
+    assert hit["metadata"] == {"text_hash": "t1", "file_hash": "f1"}
 
 
 def test_bm25_scores_are_in_descending_order(lancelot_db, make_tools):

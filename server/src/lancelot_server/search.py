@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from lancelot_schema import layout
-from lancelot_server.rows import Hit, source_of, to_hit
+from lancelot_server.rows import Hit, hit_columns, source_of, to_hit
 from lancelot_server.store import Layout
 
 SCAN_BATCH_ROWS = 8192
@@ -161,7 +161,7 @@ def read_hits(table: Any, table_layout: Layout, ranked: list[tuple[int, float]])
     holds is left out."""
     if not ranked:
         return []
-    taken = table.take_row_ids([row_id for row_id, _ in ranked]).select(table_layout.readable).with_row_id()
+    taken = table.take_row_ids([row_id for row_id, _ in ranked]).select(hit_columns(table_layout)).with_row_id()
     whole = {row[ROW_ID]: row for row in taken.to_arrow().to_pylist()}
     return [to_hit(whole[row_id], table_layout, score) for row_id, score in ranked if row_id in whole]
 

@@ -99,8 +99,11 @@ class Layout:
 
     @property
     def readable(self) -> list[str]:
-        """Every column a hit is built from: all but the vectors, which are large and meaningless to read."""
-        return [name for name in self.columns if name not in self.vectors]
+        """Every column a hit or a read is built from: all but the vectors, which are large and meaningless to read,
+        and, in a table lancelot-index stamped, its bookkeeping (`layout.BOOKKEEPING`); another tool's table shows
+        every other column as metadata."""
+        hidden = layout.BOOKKEEPING if self.stamped.get("layout_version") else ()
+        return [name for name in self.columns if name not in self.vectors and name not in hidden]
 
 
 def _vector_widths(schema: Any) -> dict[str, int]:

@@ -51,6 +51,9 @@ TAGS = "tags"  # its tags and keywords, each `tag_key(tag) + TAG_SEPARATOR`, aft
 DATE = "date"  # its date, YYYY-MM-DD (front matter `date`, HTML dates, PDF and Word creation dates)
 FILE_TYPE = "file_type"  # its format: one of FILE_TYPES' values
 VECTOR = "vector"
+# The indexer's own bookkeeping: the hashes that tell a rebuild which passages and files changed. 64 hex digits
+# each, meaningless to a reader: the server neither reads nor shows them in the tables lancelot-index stamps.
+BOOKKEEPING: tuple[str, ...] = (TEXT_HASH, FILE_HASH)
 
 INDEXER_COLUMNS: tuple[str, ...] = (
     ID, PATH, TITLE, HEADING, TEXT, TEXT_HASH, PASSAGE, PASSAGES, LINE_START, LINE_END, ANCHOR, FILE_HASH,
