@@ -43,7 +43,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 from pydantic import ConfigDict, ValidationError
 
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, resources
+from lancelot_server import __version__, output_schemas, resources
 from lancelot_server.arguments import (
     After,
     Before,
@@ -241,13 +241,25 @@ def _tools(tools: Tools) -> list[Tool]:
     }
     # Python before 3.13 keeps a docstring's indentation, which would reach the model as runs of spaces.
     return [
-        _strict(
-            Tool.from_function(
-                fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=_annotations(title)
+        _compacted(
+            _strict(
+                Tool.from_function(
+                    fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=_annotations(title)
+                )
             )
         )
         for fn, title in titles.items()
     ]
+
+
+def _compacted(tool: Tool) -> Tool:
+    """The tool with its output schema as `output_schemas.compact` shapes it: what clients check each reply against.
+    The SDK checks the reply itself against the tool's return type, never this schema."""
+    published = tool.fn_metadata.output_schema
+    if published is not None:
+        # The metadata's field is read live; the tool's own `output_schema` is a cached copy of it.
+        tool.fn_metadata.output_schema = tool.output_schema = output_schemas.compact(published)
+    return tool
 
 
 class _AsSent(FuncMetadata):
