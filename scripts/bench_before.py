@@ -1,10 +1,11 @@
 """BM25 over stdio against the server of an earlier commit, side by side (issue 13's latency target).
 
-    .venv/bin/python scripts/bench_before.py [--baseline DIR] [--rounds N]
+    .venv/bin/python scripts/bench_before.py [--baseline DIR] [--rounds N] [--db DB] [--table NAME]
 
 Two `lancelot` servers over stdio, each driven by the MCP SDK's client: this working tree's and the one
 installed in DIR (default bench-work/quality/baseline-888f04f, main before issue 13, the worktree and venv
-`scripts/bench-quality` makes), both serving the 100,000-passage `bench` table `scripts/bench-search` builds.
+`scripts/bench-quality` makes), both serving the 100,000-passage `bench` table `scripts/bench-search` builds (or
+`--db bench-work/search/peer-db --table documents`: the PostgreSQL manual `scripts/bench-search --peer` indexes).
 After a warm-up pass, each round sends bench-search's 20 queries (text mode, `limit` 10) to both servers in
 turn, the order swapped every round; it prints each side's median and their ratio.
 """
@@ -29,11 +30,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_search import QUERIES  # noqa: E402
 
 
-async def measure(sides: dict[str, str], db: Path, rounds: int) -> dict[str, list[float]]:
+async def measure(sides: dict[str, str], db: Path, table: str, rounds: int) -> dict[str, list[float]]:
     async with AsyncExitStack() as stack:
         sessions = {}
         for name, command in sides.items():
-            env = {**os.environ, "LANCEDB_PATH": str(db), "LANCEDB_TABLE": "bench", "LANCELOT_LOG_LEVEL": "WARNING"}
+            env = {**os.environ, "LANCEDB_PATH": str(db), "LANCEDB_TABLE": table, "LANCELOT_LOG_LEVEL": "WARNING"}
             streams = await stack.enter_async_context(stdio_client(StdioServerParameters(command=command, env=env)))
             sessions[name] = await stack.enter_async_context(ClientSession(*streams))
             await sessions[name].initialize()
@@ -60,10 +61,11 @@ def main() -> None:
     parser.add_argument("--baseline", default=str(ROOT / "bench-work/quality/baseline-888f04f"))
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--db", default=str(ROOT / "bench-work/search/db-100000"))
+    parser.add_argument("--table", default="bench")
     args = parser.parse_args()
     baseline = Path(args.baseline)
     sides = {baseline.name: str(baseline / ".venv/bin/lancelot"), "current": str(ROOT / ".venv/bin/lancelot")}
-    times = asyncio.run(measure(sides, Path(args.db), args.rounds))
+    times = asyncio.run(measure(sides, Path(args.db), args.table, args.rounds))
     medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(" | ".join(f"{name} {median:.1f} ms" for name, median in medians.items()), end=" | ")
