@@ -65,3 +65,16 @@ def test_a_pinned_table_reads_its_version_whatever_a_rebuild_commits(tmp_path, m
     assert [hit["text"] for hit in fresh if hit["source"] == "chain.md"] == [
         "Chain\n\nA new page: wax the chain instead."
     ]
+
+
+def test_the_indexes_are_described_once_a_version_for_every_request(tmp_path, make_tools):
+    # Each request reads a pinned copy; the description it asks for is kept for the next one, until a rebuild.
+    db = corpus.built(tmp_path, DOCS)
+    handle = make_tools(db).store.table("documents")
+    first = handle.pinned().list_indices()
+    assert "FTS" in {index.index_type for index in first}
+    assert handle.pinned().list_indices() is first
+    corpus.write_docs(tmp_path / "docs", {"chain.md": "# Chain\n\nWax the chain instead.\n"})
+    corpus.index(tmp_path / "docs", db)
+    rebuilt = handle.pinned().list_indices()
+    assert rebuilt is not first and handle.pinned().list_indices() is rebuilt

@@ -66,7 +66,9 @@ class LanceTable:
         self._refresh = refresh.total_seconds()
         self._checked = time.monotonic()
         self._lock = threading.Lock()
-        self._indices: tuple[int, list[Index]] | None = None
+        # The indexes of the latest version described, by version: shared with the pinned copies, which are the
+        # ones that ask (one per request).
+        self._indices: dict[int, list[Index]] = {}
 
     @classmethod
     def open(cls, uri: str, options: dict[str, str], refresh: timedelta) -> LanceTable:
@@ -104,11 +106,12 @@ class LanceTable:
     def list_indices(self) -> list[Index]:
         """Every index, named as lancedb names them ("FTS", "BTree", "NGram"...); kept per version."""
         dataset = self.to_lance()
-        kept = self._indices
-        if kept is not None and kept[0] == dataset.version:
-            return kept[1]
+        kept = self._indices.get(dataset.version)
+        if kept is not None:
+            return kept
         indices = [_index(dataset, described) for described in dataset.describe_indices()]
-        self._indices = (dataset.version, indices)
+        self._indices.clear()
+        self._indices[dataset.version] = indices
         return indices
 
     def index_stats(self, name: str) -> Index | None:
