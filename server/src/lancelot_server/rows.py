@@ -157,8 +157,8 @@ def to_hit(row: dict[str, Any], table_layout: Layout, score: float) -> Hit:
 
 def hit_columns(table_layout: Layout) -> list[str]:
     """The columns `to_hit` shows something of: the readable ones but the document count and, in a table with
-    document metadata, the filters' forms of it (`meta` holds the same). Each column a take reads costs about
-    0.4 ms on ten rows (docs/benchmarks.md), whatever its size."""
+    document metadata, the filters' forms of it (`meta` holds the same). A take costs more with each column it
+    reads, whatever the column holds."""
     unshown = {layout.PASSAGES, *((layout.TAGS, layout.DATE) if _documented(table_layout) else ())}
     return [name for name in table_layout.readable if name not in unshown]
 
