@@ -85,6 +85,22 @@ def test_an_identifier_the_tokenizer_splits_and_a_part_of_a_word_are_found_witho
     assert scans == []
 
 
+def test_a_long_fragment_is_found_where_it_is_whole_and_not_where_the_trigrams_looked_up_lie_apart(
+    tmp_path, make_tools, scans
+):
+    # "ylophon" is looked up by three of its five trigrams (ylo, oph, hon); the second page holds those three
+    # in other words only, and the check of the word itself leaves it out.
+    db = corpus.built(
+        tmp_path,
+        {"music.md": "# Music\n\nShe played the Xylophone.\n", "botany.md": "# Botany\n\nXylose, ophidians, honey.\n"},
+    )
+    lance.dataset(str(db / "documents.lance")).create_scalar_index("text", "NGRAM", name="text_ngram_idx")
+    reply = make_tools(db).search("YLOPHON", mode="text")
+    assert reply["textMatch"] == "substring"
+    assert [hit["source"] for hit in reply["hits"]] == ["music.md"]
+    assert scans == []
+
+
 def test_only_words_without_three_letters_or_digits_in_a_row_are_scanned(ngram_db, make_tools, scans):
     tools = make_tools(ngram_db, LANCEDB_TABLE="looked_up")
     assert tools.search("members :: 🚲 ab", mode="text")["hits"][0]["source"] == "notes/odd.txt"

@@ -8,9 +8,9 @@ metadata filters (`Wanted.where`) are such an expression, run by Lance in lookup
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -35,6 +35,10 @@ MAX_SUBSTRING_WORDS = 8
 MAX_WORD_PASSAGES = 1000
 # Substring matches at once; more wait their turn while every other search goes on.
 MAX_MATCHING = 2
+# Trigrams of a word asked of the n-gram index, spread over it (each in its 8 spellings): the rows found are
+# checked for the word itself, so a few narrow enough, and every term costs pyarrow's Substrait encoding and
+# Lance's recheck of each row found. 3 against all: 64 gibberish words 199 → 84 ms (docs/decisions.md).
+LOOKUP_TRIGRAMS = 3
 ROW_ID, SCORE, ORDER = "_rowid", "_score", "_order"
 
 _matching = ThreadPoolExecutor(MAX_MATCHING, thread_name_prefix="lancelot-substring")
@@ -106,6 +110,15 @@ def _trigrams(word: str) -> list[str]:
     return grams
 
 
+def _spread(grams: list[str], count: int) -> list[str]:
+    """At most `count` of `grams`: the first, the last, the others evenly between."""
+    if len(grams) <= count:
+        return grams
+    if count == 1:
+        return grams[:1]
+    return [grams[round(index * (len(grams) - 1) / (count - 1))] for index in range(count)]
+
+
 def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, wanted: Wanted) -> Any:
     """The first `MAX_WORD_PASSAGES` rows whose text contains `word` in any case, through the n-gram index."""
     import pyarrow as pa
@@ -113,13 +126,13 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
 
     text = pc.field(table_layout.text)
     # The index answers `contains` for each trigram in any case (it lower-cases; `contains` is then checked as
-    # written, so every spelling is asked for): only rows holding all of them are read, then checked here for
-    # the word itself (Substrait, which carries the condition to Lance, has no lower-casing).
-    where = None
-    for gram in _trigrams(word):
+    # written, so every spelling is asked for): only rows holding the `LOOKUP_TRIGRAMS` asked are read, then
+    # checked here for the word itself (Substrait, which carries the condition to Lance, has no lower-casing).
+    held = []
+    for gram in _spread(_trigrams(word), LOOKUP_TRIGRAMS):
         spellings = itertools.product(*((char, char.upper()) if char.isalpha() else (char,) for char in gram))
-        held = functools.reduce(operator.or_, (pc.match_substring(text, "".join(s)) for s in spellings))
-        where = held if where is None else where & held
+        held.append(_balanced([pc.match_substring(text, "".join(s)) for s in spellings], operator.or_))
+    where = _balanced(held, operator.and_)
     if wanted.prefix is not None:
         where = where & starting_with(pc.field(layout.PATH), wanted.prefix)
     kept: list[Any] = []
@@ -138,6 +151,15 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
     finally:
         reader.close()
     return pa.Table.from_batches(kept, schema=reader.schema)
+
+
+def _balanced(terms: list[Any], join: Callable[[Any, Any], Any]) -> Any:
+    """`terms` joined pairwise, level by level: a tree as shallow as it can be. Lance takes far longer over a
+    deep one: the 56 terms of a seven-trigram word cost 387 ms joined one after another, 18 ms so (100,000
+    passages; docs/decisions.md, "Search cost")."""
+    while len(terms) > 1:
+        terms = [join(*terms[at : at + 2]) if at + 1 < len(terms) else terms[at] for at in range(0, len(terms), 2)]
+    return terms[0]
 
 
 def _scanned(table: Any, table_layout: Layout, columns: list[str], words: list[str], wanted: Wanted) -> Any:
