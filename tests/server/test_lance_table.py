@@ -3,9 +3,12 @@ indexer rebuilds the table under it."""
 
 from __future__ import annotations
 
+import lancedb
+import pytest
 from tests.server import corpus
 
 from lancelot_server import search
+from lancelot_server.errors import TableLayoutError
 from lancelot_server.store import describe
 
 DOCS = {
@@ -78,3 +81,39 @@ def test_the_indexes_are_described_once_a_version_for_every_request(tmp_path, ma
     corpus.index(tmp_path / "docs", db)
     rebuilt = handle.pinned().list_indices()
     assert rebuilt is not first and handle.pinned().list_indices() is rebuilt
+
+
+def test_what_is_derived_from_a_version_is_derived_once_and_a_failure_is_not_kept(tmp_path, make_tools):
+    db = corpus.built(tmp_path, DOCS)
+    handle = make_tools(db).store.table("documents")
+    derived: list[int] = []
+
+    def derive(dataset):
+        derived.append(dataset.version)
+        return object()
+
+    def refuse(dataset):
+        raise ValueError("refused")
+
+    first = handle.pinned().kept("thing", derive)
+    assert handle.pinned().kept("thing", derive) is first and handle.kept("thing", derive) is first
+    for _ in range(2):  # tried again each time, never kept
+        with pytest.raises(ValueError, match="refused"):
+            handle.kept("other", refuse)
+    corpus.write_docs(tmp_path / "docs", {"chain.md": "# Chain\n\nWax the chain instead.\n"})
+    corpus.index(tmp_path / "docs", db)
+    assert handle.pinned().kept("thing", derive) is not first
+    assert len(derived) == 2 and derived[1] > derived[0]  # once for each version read
+
+
+def test_a_table_rewritten_with_other_columns_is_described_anew_at_the_next_search(tmp_path, make_tools):
+    db = tmp_path / "db"
+    corpus.plain_table(db, "notes", [{"body": "Oil the chain after every ride."}])
+    tools = make_tools(db, LANCEDB_TABLE="notes")
+    with pytest.raises(TableLayoutError, match="no text column 'text'"):
+        tools.search("chain", mode="text")
+    rows = [{"text": "Oil the chain after every ride.", "title": "Chain"}]
+    lancedb.connect(str(db)).create_table("notes", rows, mode="overwrite")
+    assert [hit["title"] for hit in tools.search("chain", mode="text")["hits"]] == ["Chain"]
+    lancedb.connect(str(db)).create_table("notes", [{"text": rows[0]["text"]}], mode="overwrite")
+    assert [hit.get("title") for hit in tools.search("chain", mode="text")["hits"]] == [None]

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import lance
 import pyarrow as pa
@@ -36,6 +36,8 @@ TABLE_SUFFIX = ".lance"
 _INDEX_TYPES = {"Inverted": "FTS"}
 # lancedb's default number of rows of a query without a limit.
 DEFAULT_LIMIT = 10
+
+T = TypeVar("T")
 
 
 def table_names(uri: str, options: dict[str, str]) -> list[str]:
@@ -66,9 +68,9 @@ class LanceTable:
         self._refresh = refresh.total_seconds()
         self._checked = time.monotonic()
         self._lock = threading.Lock()
-        # The indexes of the latest version described, by version: shared with the pinned copies, which are the
-        # ones that ask (one per request).
-        self._indices: dict[int, list[Index]] = {}
+        # What was derived from the latest version (its indexes described, its layout), by version: shared with
+        # the pinned copies, which are the ones that ask (one per request).
+        self._kept: dict[int, dict[Hashable, Any]] = {}
 
     @classmethod
     def open(cls, uri: str, options: dict[str, str], refresh: timedelta) -> LanceTable:
@@ -89,8 +91,21 @@ class LanceTable:
         ranking and the rows it then takes by id) sees the same version, whatever a rebuild commits meanwhile."""
         dataset = self.to_lance()
         table = LanceTable(dataset, timedelta.max)
-        table._indices = self._indices
+        table._kept = self._kept
         return table
+
+    def kept(self, key: Hashable, derive: Callable[[Any], T]) -> T:
+        """`derive(dataset)` at the version reads see, computed once per version (a failure is not kept)."""
+        dataset = self.to_lance()
+        version = dataset.version
+        derived = self._kept.get(version)
+        if derived is None:
+            # Only the latest version is kept; threads that race here each derive it once, and one is kept.
+            self._kept.clear()
+            derived = self._kept.setdefault(version, {})
+        if key not in derived:
+            derived[key] = derive(dataset)
+        return cast(T, derived[key])
 
     @property
     def schema(self) -> pa.Schema:
@@ -105,14 +120,7 @@ class LanceTable:
 
     def list_indices(self) -> list[Index]:
         """Every index, named as lancedb names them ("FTS", "BTree", "NGram"...); kept per version."""
-        dataset = self.to_lance()
-        kept = self._indices.get(dataset.version)
-        if kept is not None:
-            return kept
-        indices = [_index(dataset, described) for described in dataset.describe_indices()]
-        self._indices.clear()
-        self._indices[dataset.version] = indices
-        return indices
+        return self.kept("indices", _indices)
 
     def index_stats(self, name: str) -> Index | None:
         """The index called `name` with its row counts, as lancedb's `index_stats` gives them; None if none."""
@@ -130,6 +138,10 @@ class LanceTable:
     def take_row_ids(self, row_ids: Sequence[int]) -> Query:
         """The rows of these row ids, in row-id order; one the table no longer holds is left out."""
         return Query(self, row_ids=tuple(int(row_id) for row_id in row_ids), count=None)
+
+
+def _indices(dataset: Any) -> list[Index]:
+    return [_index(dataset, described) for described in dataset.describe_indices()]
 
 
 def _index(dataset: Any, described: Any) -> Index:

@@ -247,13 +247,14 @@ class Store:
         return self.location
 
     def _check_folder(self, path: Path) -> None:
+        if path.is_dir():  # one look on every call; the two below only to say what is wrong
+            return
         if not path.exists():
             raise DatabaseNotFound(
                 f"The database folder {self.db_path} does not exist. Check LANCEDB_PATH, or build it with "
                 f"`lancelot-index DOCS {self.db_path}`."
             )
-        if not path.is_dir():
-            raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
+        raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
 
     def failure(self, error: BaseException) -> StorageError | None:
         """The object store's refusal or absence behind `error`, as one line naming the URI; else None."""
@@ -330,15 +331,20 @@ class Store:
         with self.reading():
             return lance_table.table_names(location.uri, dict(location.options))
 
-    def table(self, name: str) -> Any:
-        """The table's handle, opened once. A table that is gone (dropped, or its folder replaced) is reopened."""
+    def table(self, name: str, pinned: bool = False) -> Any:
+        """The table's handle, opened once; `pinned`, a copy of it at the version reads see now, for one request
+        (`LanceTable.pinned`). A table that is gone (dropped, or its folder replaced) is reopened."""
         self._ready()
         self._located()  # a folder is checked at every call; a bucket through the listing kept below
         with self._lock:
             handle = self._tables.get(name)
         if handle is not None:
             try:
-                handle.version  # noqa: B018 - cheap probe: fails once the table's files are gone
+                # A probe that fails once the table's files are gone. Pinning is one, so a search looks up the
+                # latest version once, not twice.
+                if pinned:
+                    return handle.pinned()
+                handle.version  # noqa: B018
                 return handle
             except Exception:
                 with self._lock:
@@ -358,7 +364,7 @@ class Store:
             raise self.unreadable(name) from exc
         with self._lock:
             self._tables[name] = handle
-        return handle
+        return handle.pinned() if pinned else handle
 
     def unreadable(self, name: str, found: Damage | None = None) -> TableLayoutError:
         detail = ""

@@ -91,12 +91,13 @@ class Tables:
         """The tables a search is for: those it names (checked), or the caller's default table."""
         return asked(table) or [self.default()]
 
-    def open(self, name: str) -> Any:
-        """The table's handle; a table the caller does not see is refused exactly as a missing one."""
+    def open(self, name: str, pinned: bool = False) -> Any:
+        """The table's handle (`pinned`: at its version now, `LanceTable.pinned`); a table the caller does not see
+        is refused exactly as a missing one."""
         if not self.sees(name):
             raise TableNotFound(self.missing(name))
         try:
-            return self.store.table(name)
+            return self.store.table(name, pinned)
         except TableNotFound:
             raise TableNotFound(self.missing(name)) from None
 

@@ -6,6 +6,7 @@ Tables are opened through `tables.Tables` only (which ones the caller sees); the
 
 from __future__ import annotations
 
+import functools
 import platform
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -145,8 +146,10 @@ class Tools:
     def opened(self, name: str) -> tuple[str, Any, Layout]:
         """The table's name, handle and layout, if the caller sees it (else refused as missing). The handle is
         pinned to the version the table is at now, for every read of this request (`LanceTable.pinned`)."""
-        handle = self.tables.open(name).pinned()
-        return name, handle, describe(handle.schema, self.settings.text_column, name)
+        handle = self.tables.open(name, pinned=True)
+        text_column = self.settings.text_column
+        table_layout = handle.kept(("layout", text_column), lambda dataset: describe(dataset.schema, text_column, name))
+        return name, handle, table_layout
 
     @contextmanager
     def _naming_damage(self, handle: Any, name: str) -> Iterator[None]:
@@ -357,6 +360,7 @@ def _joined(*notes: str | None) -> str | None:
     return " ".join(present) or None
 
 
+@functools.cache  # what this process loaded: an upgrade meanwhile changes the files, not the running code
 def _installed(distribution: str) -> str:
     try:
         return metadata.version(distribution)
