@@ -12,8 +12,9 @@ from tests.support.s3_server import S3Server, requests
 @pytest.mark.slow
 def test_the_first_search_waits_for_the_opening_table_and_is_answered(lancelot_db, tmp_path):
     log = tmp_path / "requests.log"
-    with S3Server(latency_ms=200, log=log) as slow:
+    with S3Server(log=log) as slow:
         uri = slow.database(lancelot_db)
+        slow.slow_down(200)  # after the upload, which is a request per file
         bucket, prefix = uri.removeprefix("s3://").split("/", 1)
         uploaded = len(requests(log))
 

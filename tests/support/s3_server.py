@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,21 +29,26 @@ from typing import Any
 
 REGION = "us-east-1"
 # Runs in the child: moto's app on a free port, which it prints, then serves until killed. Each request may
-# wait `latency` seconds first (what a round trip to a real bucket costs), and is written to `log` when given,
-# with its conditions (the commit protocol's create-only PUT carries `If-None-Match: *`).
+# wait `latency` seconds first (what a round trip to a real bucket costs; `PUT /_latency?seconds=S` changes it),
+# and is written to `log` when given, with its conditions (the commit protocol's create-only PUT carries
+# `If-None-Match: *`).
 _SERVE = """
 import sys, time
 from werkzeug.serving import make_server
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 
-latency, log = float(sys.argv[1]), sys.argv[2]
+latency, log = [float(sys.argv[1])], sys.argv[2]
 moto = DomainDispatcherApplication(create_backend_app)
 written = open(log, "a", encoding="utf-8", buffering=1) if log else None
 
 def app(environ, start_response):
+    if environ["PATH_INFO"] == "/_latency":  # the tests' own: no S3 request looks like it
+        latency[0] = float(environ["QUERY_STRING"].removeprefix("seconds="))
+        start_response("204 No Content", [])
+        return [b""]
     if not environ["PATH_INFO"].startswith("/moto-api"):
-        if latency:
-            time.sleep(latency)
+        if latency[0]:
+            time.sleep(latency[0])
         if written:
             asked = f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}?{environ.get('QUERY_STRING', '')}"
             for header in ("If-None-Match", "If-Match"):
@@ -113,6 +119,12 @@ class S3Server:
             raise RuntimeError("moto's server did not start")
         self.endpoint = f"http://127.0.0.1:{port}"
         self.admin = self._enforce_auth()
+
+    def slow_down(self, latency_ms: float) -> None:
+        """From now on each request waits `latency_ms` first (set up a bucket at full speed, then slow it)."""
+        request = urllib.request.Request(f"{self.endpoint}/_latency?seconds={latency_ms / 1000}", method="PUT")
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert answer.status == 204
 
     def __enter__(self) -> S3Server:
         return self

@@ -1,5 +1,7 @@
 """The test S3 server does what the tests rely on: IAM checks, conditional PUT, and Lance's commits through it."""
 
+import time
+
 import pytest
 from botocore.exceptions import ClientError
 from tests.support.s3_server import Keys, S3Server, read_only_policy, requests
@@ -56,3 +58,12 @@ def test_lance_commits_each_version_with_a_create_only_put(tmp_path):
         lance.write_dataset(pa.table({"a": [2]}), uri, mode="append", storage_options=options)
     manifests = [line for line in requests(log) if line.startswith("PUT ") and "/_versions/" in line]
     assert len(manifests) == 2 and all(line.endswith("If-None-Match: *") for line in manifests)
+
+
+def test_a_server_slowed_down_makes_each_request_wait_from_then_on():
+    with S3Server() as server:
+        client, bucket = server.client(), server.bucket()
+        server.slow_down(300)
+        started = time.perf_counter()
+        client.head_bucket(Bucket=bucket)
+        assert time.perf_counter() - started >= 0.3
