@@ -1,5 +1,6 @@
 """Shared pytest configuration: fixtures from `tests/support` are available to every test."""
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -7,6 +8,12 @@ from pathlib import Path
 import pytest
 
 pytest_plugins = ["tests.support.fixtures"]
+
+# A runner started in the background by a shell without job control ignores SIGINT, and every process it
+# starts inherits that: the indexer would then rightly never see the Ctrl-C the stop tests send it. A handled
+# signal is reset to the default at exec, so the children start as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 EXAMPLE_DOCS = Path(__file__).resolve().parent.parent / "examples" / "docs"
 

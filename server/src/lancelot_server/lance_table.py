@@ -5,6 +5,7 @@ engine read here. Importing lancedb costs over a second (its REST client's model
 Lance alone costs a quarter of that; so the server opens the dataset itself:
 
     table = LanceTable.open(uri, options, refresh)     table.schema, .version, .count_rows(), .list_indices()
+    table.pinned() → LanceTable at one version;  table.kept(key, derive) → derive(dataset), once per version
     table.search(MatchQuery | BooleanQuery, query_type="fts") → Query     (a `_score` column, higher is better)
     table.search(vector, vector_column_name=..., query_type="vector") → Query     (`_distance`)
     table.search() → Query;  table.take_row_ids(ids) → Query
