@@ -39,6 +39,9 @@ MAX_MATCHING = 2
 # checked for the word itself, so a few narrow enough, and every term costs pyarrow's Substrait encoding and
 # Lance's recheck of each row found. 3 against all: 64 gibberish words 199 → 84 ms (docs/decisions.md).
 LOOKUP_TRIGRAMS = 3
+# Rows a lookup reads at a time: Lance rechecks a whole batch of the rows the index found before handing it over,
+# and most words need only their first thousand (docs/decisions.md).
+LOOKUP_BATCH_ROWS = 1024
 ROW_ID, SCORE, ORDER = "_rowid", "_score", "_order"
 
 _matching = ThreadPoolExecutor(MAX_MATCHING, thread_name_prefix="lancelot-substring")
@@ -137,7 +140,7 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
         where = where & starting_with(pc.field(layout.PATH), wanted.prefix)
     kept: list[Any] = []
     left = MAX_WORD_PASSAGES
-    reader = table.search().where(where).select(columns).with_row_id(True).limit(None).to_batches(SCAN_BATCH_ROWS)
+    reader = table.search().where(where).select(columns).with_row_id(True).limit(None).to_batches(LOOKUP_BATCH_ROWS)
     try:
         for batch in reader:
             if wanted.where is not None:
