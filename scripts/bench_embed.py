@@ -142,7 +142,7 @@ def stage_alone(texts: list[str], end: Endpoint, repeat: int) -> dict[int, float
     """Fastest wall time of `embed_texts` over `texts` at concurrency 4 and 1, without the command around it."""
     import openai  # noqa: F401 - imported before timing, as the command imports it before embedding
 
-    from lancelot_indexer.embed import embed_texts
+    from lancelot_indexer.embedding.embed import embed_texts
 
     best: dict[int, float] = {}
     for _ in range(repeat):

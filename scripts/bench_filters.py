@@ -42,7 +42,7 @@ def build(db: Path) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from lancelot_indexer import write
+    from lancelot_indexer.writing import write
     from lancelot_schema import layout
 
     if (db / "documents.lance").exists():

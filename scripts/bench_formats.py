@@ -27,8 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-from lancelot_indexer import formats
-from lancelot_indexer.chunk import chunk
+from lancelot_indexer.chunking.chunk import chunk
+from lancelot_indexer.readers import formats
 
 POSTGRES = Path("/usr/share/doc/postgresql-doc-15/html")
 TEXLIVE = Path("/usr/share/doc/texlive-doc/latex/base")
@@ -95,7 +95,7 @@ def _word_files(folder: Path) -> None:
     """Word files with the headings and paragraphs of PostgreSQL pages, one a page."""
     import docx
 
-    from lancelot_indexer import html
+    from lancelot_indexer.readers import html
 
     folder.mkdir(parents=True)
     for page in sorted(POSTGRES.glob("*.html"))[:WORD_FILES]:

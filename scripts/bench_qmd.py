@@ -109,7 +109,7 @@ class Qmd:
 def markdown_copy(source: Path, target: Path) -> Path:
     """Every HTML page under `source` as a Markdown file under `target` (same relative path, `.md`): headings
     as `#` lines, blocks kept whole as fenced code, paragraphs as they are. Made once; a made copy is reused."""
-    from lancelot_indexer import html
+    from lancelot_indexer.readers import html
 
     done = target / ".complete"
     if done.exists():

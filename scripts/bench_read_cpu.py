@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from lancelot_indexer import collect
+from lancelot_indexer.documents import collect
 from lancelot_schema.layout import DEFAULT_CHUNK_SIZE
 
 

@@ -160,7 +160,7 @@ def _current(connection: Any, table: str) -> bool:
 
 def _ngram(connection: Any, rows: int) -> bool:
     """Whether `bench` has the n-gram index the indexer builds on a table of `rows` rows (bench_plain has none)."""
-    from lancelot_indexer import write
+    from lancelot_indexer.writing import write
 
     indexed = {(index.index_type, *index.columns) for index in connection.open_table("bench").list_indices()}
     return rows < write.NGRAM_MIN_ROWS or ("NGram", "text") in indexed
@@ -172,7 +172,8 @@ def _cut(db: Path, rows: int) -> None:
 
     import pyarrow as pa
 
-    from lancelot_indexer import lock, write
+    from lancelot_indexer.writing import write
+    from lancelot_indexer.writing.database import lock
     from lancelot_schema import layout
 
     documents = write.open_table(db, "documents")

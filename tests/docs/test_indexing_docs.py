@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.docs import readme
 
-from lancelot_indexer import walk
+from lancelot_indexer.documents import walk
 
 BIN = Path(sys.executable).parent
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")

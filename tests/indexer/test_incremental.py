@@ -16,10 +16,11 @@ import lancedb
 import pyarrow as pa
 import pytest
 
-from lancelot_indexer import collect, sources
+from lancelot_indexer.documents import collect
+from lancelot_indexer.embedding.vectors import VectorExtension
 from lancelot_indexer.errors import EmbeddingError
 from lancelot_indexer.pipeline import Options, build
-from lancelot_indexer.vectors import VectorExtension
+from lancelot_indexer.writing import sources
 from lancelot_schema import layout
 
 from .conftest import kill_at_first_write, write_big_text
@@ -89,7 +90,7 @@ def test_the_summary_counts_what_was_read_kept_and_removed(tmp_path):
 COUNTED = """
 import sys
 from pathlib import Path
-from lancelot_indexer import collect
+from lancelot_indexer.documents import collect
 from lancelot_indexer.pipeline import Options, build
 
 parse, log = collect.parse, Path(sys.argv[3])
@@ -307,7 +308,7 @@ def test_an_emptied_folder_is_refused_and_with_allow_empty_empties_the_table(tmp
 
 
 def test_a_run_stopped_between_its_commit_and_its_indexes_is_finished_by_the_next(tmp_path, monkeypatch):
-    from lancelot_indexer import write
+    from lancelot_indexer.writing import write
 
     docs, db = pages(tmp_path / "docs"), tmp_path / "db"
     build(docs, db)

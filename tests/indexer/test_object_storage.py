@@ -28,9 +28,11 @@ import pytest
 from tests.e2e.stdio_server import call, serve
 from tests.support.s3_server import REGION, Keys, S3Server, read_only_policy, requests, without_aws
 
-from lancelot_indexer import collect, lease, lock, sources
+from lancelot_indexer.documents import collect
 from lancelot_indexer.errors import ConflictError, LockedError
 from lancelot_indexer.pipeline import Options, build, metadata
+from lancelot_indexer.writing import sources
+from lancelot_indexer.writing.database import lease, lock
 from lancelot_schema import layout, storage
 from lancelot_schema.settings import Storage
 
@@ -385,7 +387,8 @@ def every_version_reads(location: storage.Location, table: str = "documents") ->
 PAUSED_BEFORE_COMMIT = """
 import sys, time
 from pathlib import Path
-from lancelot_indexer import cli, write
+from lancelot_indexer import cli
+from lancelot_indexer.writing import write
 
 written = Path(sys.argv[1])
 
@@ -446,7 +449,7 @@ class OtherWriter:
     def extend(self, rows, current):
         self.batches += 1
         if self.batches == 2:  # the first is read before the merge is planned; this one streams into it
-            from lancelot_indexer import write
+            from lancelot_indexer.writing import write
 
             read = collect.collect(self.docs, layout.DEFAULT_CHUNK_SIZE, workers=1, file_timeout=None)
             stamp = metadata(layout.DEFAULT_CHUNK_SIZE, source=self.docs)

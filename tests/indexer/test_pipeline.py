@@ -6,9 +6,9 @@ import lancedb
 import pyarrow as pa
 import pytest
 
+from lancelot_indexer.documents.walk import Duplicate
 from lancelot_indexer.errors import DocsError, EmptyDocsError
 from lancelot_indexer.pipeline import Options, build
-from lancelot_indexer.walk import Duplicate
 from lancelot_schema import layout
 
 from .conftest import write_big_text

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from lancelot_indexer import __version__, log
-from lancelot_indexer.collect import DEFAULT_FILE_TIMEOUT
+from lancelot_indexer.documents.collect import DEFAULT_FILE_TIMEOUT
 from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count
 from lancelot_indexer.printable import printable
@@ -25,7 +25,7 @@ from lancelot_indexer.progress import bar
 from lancelot_schema import languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
-    from lancelot_indexer.vectors import EmbedReport, VectorExtension
+    from lancelot_indexer.embedding.vectors import EmbedReport, VectorExtension
 
 
 def embed_summary(report: EmbedReport) -> str:
@@ -270,7 +270,7 @@ def main(
             if not embed:
                 return None
             # pyarrow comes with it: imported only when asked for, as the pipeline does.
-            from lancelot_indexer.vectors import VectorExtension
+            from lancelot_indexer.embedding.vectors import VectorExtension
 
             return VectorExtension(
                 model=resolved.embedding_model,

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from lancelot_indexer import __version__, database, lock, log, memory, replace, sources
-from lancelot_indexer.changes import changes
-from lancelot_indexer.collect import (
+from lancelot_indexer import __version__, log, memory
+from lancelot_indexer.documents.changes import changes
+from lancelot_indexer.documents.collect import (
     DEFAULT_FILE_TIMEOUT,
     ProgressCallback,
     Reader,
@@ -39,10 +39,12 @@ from lancelot_indexer.collect import (
     require_folder,
     walked,
 )
+from lancelot_indexer.documents.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_indexer.errors import EmptyDocsError
-from lancelot_indexer.formats import FORMATS
-from lancelot_indexer.replace import Extension
-from lancelot_indexer.walk import Duplicate, Excluded, Found, Skipped
+from lancelot_indexer.readers.formats import FORMATS
+from lancelot_indexer.writing import database, replace, sources
+from lancelot_indexer.writing.database import lock
+from lancelot_indexer.writing.replace import Extension
 from lancelot_schema import languages, layout
 from lancelot_schema.storage import Location
 

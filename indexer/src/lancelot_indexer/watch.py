@@ -31,11 +31,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lancelot_indexer.collect import require_folder
+from lancelot_indexer.documents.collect import require_folder
+from lancelot_indexer.documents.walk import excluded_by, is_document
 from lancelot_indexer.errors import DocsError, IndexerError
 from lancelot_indexer.pipeline import Options, Report, build, count
 from lancelot_indexer.printable import printable
-from lancelot_indexer.walk import excluded_by, is_document
 
 if TYPE_CHECKING:
     from lancelot_schema.storage import Location

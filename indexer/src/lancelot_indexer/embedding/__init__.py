@@ -1,0 +1,1 @@
+"""`--embed`: vectors for the chunks from an OpenAI-compatible endpoint, reused for unchanged documents."""
