@@ -1,4 +1,4 @@
-"""README's main job, `scripts/demo`, run for real: the sample folder indexed, then searched through the server.
+"""README's sample run, `scripts/demo`, run for real: the sample folder indexed, then searched through the server.
 
 The test runs `scripts/demo.py` (what `scripts/demo` execs after setting up) with this environment's
 Python, so the real `lancelot-index` and `lancelot` of `.venv/bin` do the work.
@@ -10,15 +10,15 @@ import re
 import subprocess
 import sys
 
-from tests.docs import readme
+from tests.docs import pages
 
-DEMO = readme.ROOT / "scripts" / "demo.py"
+DEMO = pages.ROOT / "scripts" / "demo.py"
 
 
-def test_readme_names_the_demo_as_the_main_job():
-    commands = readme.code_blocks(readme.section("From source"), "sh")[0]
+def test_readme_offers_the_demo_in_its_quick_start():
+    (commands,) = pages.code_blocks(pages.section("Or try it on a sample first", pages.readme()), "sh")
     assert re.search(r"^scripts/demo\b", commands, re.MULTILINE)
-    assert "exec .venv/bin/python scripts/demo.py" in (readme.ROOT / "scripts" / "demo").read_text(encoding="utf-8")
+    assert "exec .venv/bin/python scripts/demo.py" in (pages.ROOT / "scripts" / "demo").read_text(encoding="utf-8")
 
 
 def test_the_demo_indexes_the_sample_folder_and_finds_answers_through_the_server(tmp_path):

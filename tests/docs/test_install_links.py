@@ -1,6 +1,6 @@
 """The one-click install links decode to a server entry that runs `uvx lancelot-server` with LANCEDB_PATH.
 
-The links are read from README.md (where users find them) and compared with `scripts/install-links`.
+The links are read from docs/clients.md (where users find them) and compared with `scripts/install-links`.
 Formats: VS Code's MCP URL handler (`vscode:mcp/install?` + URL-encoded JSON) and Cursor's deeplink
 (`cursor://anysphere.cursor-deeplink/mcp/install?name=…&config=` + base64 JSON).
 """
@@ -15,10 +15,10 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from tests.docs.readme import assert_runs_the_server
+from tests.docs import pages
+from tests.docs.pages import assert_runs_the_published_server
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 VSCODE_PREFIX = "vscode:mcp/install?"
 VSCODE_WEB_PREFIX = "https://insiders.vscode.dev/redirect?url="
 CURSOR_PREFIX = "cursor://anysphere.cursor-deeplink/mcp/install?"
@@ -26,8 +26,8 @@ CURSOR_PREFIX = "cursor://anysphere.cursor-deeplink/mcp/install?"
 LINK = re.compile(r"(?:vscode:mcp/install\?|https://insiders\.vscode\.dev/redirect\?|cursor://)[^\s)`<>\"\]]+")
 
 
-def readme_links() -> list[str]:
-    return LINK.findall(README.read_text(encoding="utf-8"))
+def page_links() -> list[str]:
+    return LINK.findall(pages.section("Install links", pages.page("clients.md")))
 
 
 def generated_links() -> list[str]:
@@ -38,8 +38,8 @@ def generated_links() -> list[str]:
 
 
 def links_starting(prefix: str) -> list[str]:
-    found = [link for link in readme_links() if link.startswith(prefix)]
-    assert found, f"README.md has no link starting {prefix}"
+    found = [link for link in page_links() if link.startswith(prefix)]
+    assert found, f"docs/clients.md has no link starting {prefix}"
     return found
 
 
@@ -61,15 +61,15 @@ def decode_cursor(link: str) -> tuple[str, dict]:
     return name, json.loads(raw)
 
 
-def test_readme_has_exactly_the_generated_links():
-    assert sorted(readme_links()) == sorted(generated_links())
+def test_the_page_has_exactly_the_generated_links():
+    assert sorted(page_links()) == sorted(generated_links())
 
 
 def test_vscode_link_runs_the_server_and_asks_for_the_database_path():
     for link in links_starting(VSCODE_PREFIX):
         entry = decode_vscode(link)
         assert entry["name"] == "lancelot"
-        path = assert_runs_the_server(entry)
+        path = assert_runs_the_published_server(entry)
         match = re.fullmatch(r"\$\{input:([\w.-]+)\}", path)
         assert match, path
         inputs = {item["id"]: item for item in entry["inputs"]}
@@ -88,7 +88,7 @@ def test_cursor_link_runs_the_server_with_the_database_path():
     for link in links_starting(CURSOR_PREFIX):
         name, config = decode_cursor(link)
         assert name == "lancelot"
-        assert_runs_the_server(config)
+        assert_runs_the_published_server(config)
         assert set(config) <= {"command", "args", "env"}
 
 
@@ -97,4 +97,4 @@ def test_a_broken_cursor_link_is_caught():
     config = link.rsplit("config=", 1)[1]
     bad = link.replace(config, urllib.parse.quote(base64.b64encode(b'{"command":"npx"}').decode()))
     with pytest.raises(AssertionError):
-        assert_runs_the_server(decode_cursor(bad)[1])
+        assert_runs_the_published_server(decode_cursor(bad)[1])

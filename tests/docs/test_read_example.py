@@ -1,11 +1,11 @@
-"""README's worked example of searching, then reading on, replayed on the sample folder it names."""
+"""docs/tools.md's worked example of searching, then reading on, replayed on the sample folder it names."""
 
 from __future__ import annotations
 
 import json
 import re
 
-from tests.docs import readme
+from tests.docs import pages
 
 from lancelot_schema.settings import resolve
 from lancelot_server.store import Store
@@ -13,9 +13,8 @@ from lancelot_server.tools import Tools
 
 
 def test_the_worked_example_is_what_the_tools_answer_on_the_sample_folder(indexed_db):
-    body = readme.section("Tools")
-    example = body[body.index("**An assistant searching, then reading on.**") :]
-    search_call, read_call = (json.loads(block) for block in readme.code_blocks(example, "json")[:2])
+    example = pages.section("Searching, then reading on", pages.page("tools.md"))
+    search_call, read_call = (json.loads(block) for block in pages.code_blocks(example, "json"))
     settings = resolve({"LANCEDB_PATH": str(indexed_db)})
     tools = Tools(Store(settings.db_path), settings)
     try:

@@ -1,4 +1,4 @@
-"""Every message README's Troubleshooting section quotes is what the real commands print today.
+"""Every message docs/troubleshooting.md quotes is what the real commands print today.
 
 Each case is run for real (the indexer, the server over stdio with the SDK's client, HTTP mode) in a
 temporary folder that stands for `/home/you`. A quoted `…` stands for a part that varies (a parser's
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.docs import readme
+from tests.docs import pages
 from tests.docs.stdio_session import call_tools, isolated
 from tests.e2e.test_http_server import Running
 from tests.server import corpus
@@ -26,7 +26,7 @@ HOME = "/home/you"
 
 
 def quoted_messages(body: str) -> list[str]:
-    return [line for block in readme.code_blocks(body, "text") for line in block.splitlines() if line.strip()]
+    return [line for block in pages.code_blocks(body, "text") for line in block.splitlines() if line.strip()]
 
 
 def pattern(message: str) -> re.Pattern[str]:
@@ -38,7 +38,7 @@ def missing(messages: list[str], printed: str) -> list[str]:
 
 
 def test_the_section_quotes_messages_for_the_likely_failures():
-    messages = quoted_messages(readme.section("Troubleshooting"))
+    messages = quoted_messages(pages.page("troubleshooting.md"))
     assert len(messages) >= 5
     assert len(set(messages)) == len(messages)
 
@@ -80,7 +80,7 @@ def http_failures(home: Path, env: dict[str, str]) -> list[str]:
             answer = httpx.post(server.url, json=body, headers=headers | extra, timeout=30)
             assert answer.status_code == 403
             messages.append(answer.json()["error"]["message"])
-        # A second server on the same port; README quotes the default port.
+        # A second server on the same port; the page quotes the default port.
         taken = subprocess.run(
             [BIN / "lancelot", "--http", str(server.port)], env=env, capture_output=True, text=True, timeout=60
         )
@@ -97,7 +97,7 @@ def test_every_quoted_message_is_what_the_commands_print(tmp_path, clean_env):
     (home / "docs").mkdir()
     printed.append(indexer_output(home, env, "docs", "lancelot-db"))  # no documents
     shutil.rmtree(home / "docs")
-    shutil.copytree(readme.ROOT / "examples" / "docs", home / "docs")
+    shutil.copytree(pages.ROOT / "examples" / "docs", home / "docs")
     settings_file = home / ".config" / "lancelot" / "settings.json"
     settings_file.parent.mkdir(parents=True)
     settings_file.write_text("{broken", encoding="utf-8")
@@ -126,4 +126,4 @@ def test_every_quoted_message_is_what_the_commands_print(tmp_path, clean_env):
     printed += http_failures(home, env | {"LANCEDB_PATH": str(db)})
 
     output = "\n".join(printed).replace(str(home), HOME)
-    assert missing(quoted_messages(readme.section("Troubleshooting")), output) == [], output
+    assert missing(quoted_messages(pages.page("troubleshooting.md")), output) == [], output
