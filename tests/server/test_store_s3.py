@@ -141,7 +141,7 @@ def test_a_policy_for_another_prefix_is_access_denied(s3_server, s3_db, s3_tools
         tools.search("hiss", mode="text")
     assert str(caught.value) == (
         f"Access to {s3_db} was denied (AccessDenied): the credentials in use may not read it; give them the "
-        "policy in README's object storage section."
+        "policy in docs/object-storage.md."
     )
     assert tools.status()["table"]["error"] == str(caught.value)
 

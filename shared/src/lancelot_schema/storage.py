@@ -229,7 +229,7 @@ def failure(location: Location, error: BaseException, doing: str = "read") -> st
     if any(sign in text for sign in _DENIED):
         return (
             f"Access to {location} was denied (AccessDenied): the credentials in use may not {doing} it; "
-            f"give them the policy in README's object storage section."
+            f"give them the policy in docs/object-storage.md."
         )
     if "PermanentRedirect" in text or "AuthorizationHeaderMalformed" in text:
         region = location.options.get("aws_region", "the configured one")
