@@ -126,7 +126,7 @@ def test_the_claude_code_lines_give_the_name_and_an_absolute_path():
     for line in installed + published:
         env, options, names, command = claude_mcp_add(line)
         assert names == ["lancelot"]
-        assert options == {"--transport": "stdio"}
+        assert options == {}
         assert env["LANCEDB_PATH"] == f"{HOME}/lancelot-db"
         assert command == ([INSTALLED] if line in installed else ["uvx", "lancelot-server"])
     assert "OPENAI_API_KEY" in claude_mcp_add(installed[1])[0]  # the line for vector search
@@ -134,7 +134,7 @@ def test_the_claude_code_lines_give_the_name_and_an_absolute_path():
 
 def test_without_an_option_after_env_the_name_is_swallowed():
     # What docs/clients.md warns about, so the reading above is Claude Code's and not a lenient one.
-    env, _, names, _ = claude_mcp_add("claude mcp add --env LANCEDB_PATH=/db lancelot -- uvx lancelot-server")
+    env, _, names, _ = claude_mcp_add("claude mcp add -e LANCEDB_PATH=/db lancelot -- uvx lancelot-server")
     assert names == []
     assert env == {"LANCEDB_PATH": "/db", "lancelot": ""}
 
