@@ -119,8 +119,8 @@ def main() -> None:
 
     from lancelot_schema import logs
     from lancelot_schema.settings import resolve
-    from lancelot_server.filters import Filters
-    from lancelot_server.store import Store
+    from lancelot_server.search.filters import Filters
+    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Tools
 
     logs.configure("WARNING")

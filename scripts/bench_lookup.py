@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_search import worst_cases  # noqa: E402
 
-from lancelot_server import substring  # noqa: E402
+from lancelot_server.search import substring  # noqa: E402
 
 BALANCED = substring._balanced
 DEFAULTS = (substring.LOOKUP_TRIGRAMS, substring.LOOKUP_BATCH_ROWS)
@@ -55,7 +55,7 @@ def apply(variant: str) -> None:
 def main() -> None:
     from lancelot_schema import logs
     from lancelot_schema.settings import resolve
-    from lancelot_server.store import Store
+    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Tools
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -372,8 +372,8 @@ def reads_in_process(db: Path, ids: list[str], sources: list[str], rounds: int) 
     """The same searches and reads through `Tools` in this process, and the two indexed queries a read runs."""
     from lancelot_schema import layout
     from lancelot_schema.settings import resolve
-    from lancelot_server import documents
-    from lancelot_server.store import Store, describe
+    from lancelot_server.reading import documents
+    from lancelot_server.storage.store import Store, describe
     from lancelot_server.tools import Tools
 
     settings = resolve({"LANCEDB_PATH": str(db), "LANCEDB_TABLE": "bench"})
@@ -417,8 +417,8 @@ def raw(db: Path, rounds: int) -> dict[str, list[float]]:
     import lancedb
     from lancedb.query import MatchQuery
 
-    from lancelot_server import search, substring
-    from lancelot_server.store import describe
+    from lancelot_server.search import core, substring
+    from lancelot_server.storage.store import describe
 
     connection = lancedb.connect(str(db), read_consistency_interval=timedelta(0))
     bench, plain = connection.open_table("bench"), connection.open_table("bench_plain")
@@ -443,7 +443,7 @@ def raw(db: Path, rounds: int) -> dict[str, list[float]]:
         for query in QUERIES:
             timed("scan", lambda: plain.search().select(layout.readable).limit(None).to_arrow())
             timed("text", lambda: plain.search().select([layout.text]).limit(None).to_arrow())
-            timed("substring", lambda q=query: substring.search(plain, layout, q, search.Wanted(5)))
+            timed("substring", lambda q=query: substring.search(plain, layout, q, core.Wanted(5)))
     return times
 
 

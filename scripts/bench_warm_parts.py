@@ -35,7 +35,7 @@ async def main() -> None:
     from lancelot_schema import logs
     from lancelot_schema.settings import resolve
     from lancelot_server import app
-    from lancelot_server.store import Store
+    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Tools
 
     db = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "bench-work/search/peer-db")

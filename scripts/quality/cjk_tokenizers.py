@@ -137,7 +137,7 @@ def main() -> None:
     jieba = _jieba_home(work)
     from lancelot_schema import logs
     from lancelot_schema.settings import resolve
-    from lancelot_server.store import Store
+    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Tools
 
     logs.configure("WARNING")

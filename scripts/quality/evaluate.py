@@ -2,7 +2,7 @@
 
 `bench_quality.py` runs it with the current venv's python and with the baseline worktree's, so each
 side searches with its own server code. Hence it imports only what every version since the benchmark
-began has: `lancelot_schema.settings.resolve`, `lancelot_server.store.Store`, `lancelot_server.tools.Tools`
+began has: `lancelot_schema.settings.resolve`, `lancelot_server.storage.store.Store`, `lancelot_server.tools.Tools`
 with `.search(query, mode=, limit=)`, whose reply has `hits` (each with `source`) and `searchType`.
 
 Scoring is by page, over the top K hits (passages) in their order:
@@ -46,7 +46,7 @@ def score(ranked_pages: list[str], relevant: list[str]) -> dict[str, float]:
 
 def evaluate(db: str, queries: list[dict[str, object]], modes: list[str], env: dict[str, str]) -> dict[str, object]:
     from lancelot_schema.settings import resolve
-    from lancelot_server.store import Store
+    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Tools
 
     settings = resolve({"LANCEDB_PATH": db, **env})

@@ -36,11 +36,11 @@ Passage = tuple[str, float]
 def lists(db_folder: Path) -> dict[str, list[dict[str, Any]]]:
     """For each set, each query's relevant pages and its BM25 passages (page, score), best first."""
     from lancelot_schema.settings import resolve
-    from lancelot_server import search
-    from lancelot_server.store import Store
+    from lancelot_server.search import core
+    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Tools
 
-    search.DOCUMENT_EVIDENCE = 0.0  # the raw ranking; the grid adds the evidence itself
+    core.DOCUMENT_EVIDENCE = 0.0  # the raw ranking; the grid adds the evidence itself
     found: dict[str, list[dict[str, Any]]] = {}
     for name, spec in sets.load(NAMES, WORK, 400, 13).items():
         settings = resolve({"LANCEDB_PATH": str(db_folder / spec["package"])})
@@ -57,7 +57,7 @@ def lists(db_folder: Path) -> dict[str, list[dict[str, Any]]]:
 
 def pages(passages: list[Passage], share: float, depth: int) -> list[str]:
     """Pages by their best passage's score with evidence, as the server's cap of one per page shows them."""
-    from lancelot_server.search import capped, with_document_evidence
+    from lancelot_server.search.core import capped, with_document_evidence
 
     rows = [{"page": page, "score": value} for page, value in passages[:depth]]
     with_document_evidence(rows, "score", share, lambda row: row["page"])

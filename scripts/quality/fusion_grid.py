@@ -37,8 +37,8 @@ Page = tuple[str, float]  # a page and its best passage's score in one list
 def lists(db_folder: Path, url: str) -> dict[str, list[dict[str, Any]]]:
     """For each set, each query's relevant pages and its text and vector hits, as the server ranks them."""
     from lancelot_schema.settings import resolve
-    from lancelot_server.search import Wanted, vector
-    from lancelot_server.store import Store
+    from lancelot_server.search.core import Wanted, vector
+    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Query, Tools
 
     found: dict[str, list[dict[str, Any]]] = {}
@@ -81,7 +81,7 @@ def by_rank(text: list[Page], vector: list[Page], _complete: bool) -> list[str]:
 
 
 def by_score(weight: float) -> Callable[[list[Page], list[Page], bool], list[str]]:
-    from lancelot_server.fusion import relative_score_fusion, scaled
+    from lancelot_server.search.fusion import relative_score_fusion, scaled
 
     def fuse(text: list[Page], vector: list[Page], complete: bool) -> list[str]:
         floor = 0.0 if complete else None

@@ -7,7 +7,7 @@ built from Debian's postgresql-doc-15 and python3.11-doc HTML (the latter with `
 --exclude 'genindex*.html' --exclude _static`); the Python sets are the ones `scripts/bench-quality` wrote
 under bench-work/quality/sets. For each (title boost, heading boost, cap) it prints hit@10, MRR@10 and
 nDCG@10 of the top 10 pages per set: the BM25 of the text plus each field's BM25 times its boost, as
-`lancelot_server.search.bm25` scores it.
+`lancelot_server.search.core.bm25` scores it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 import lancedb
 from lancedb.query import BooleanQuery, MatchQuery, Occur
 
-from lancelot_server.search import capped
+from lancelot_server.search.core import capped
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = {"python": "python.json", "python-api": "python-api.json", "python-genindex": "python-genindex.json"}

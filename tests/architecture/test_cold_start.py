@@ -32,7 +32,7 @@ def test_the_cli_module_and_the_package_import_neither_mcp_nor_the_database():
 
 def test_a_search_reads_through_lance_and_never_imports_lancedb(indexed_db):
     loaded = imported_after(
-        "from lancelot_schema.settings import resolve\nfrom lancelot_server.store import Store\n"
+        "from lancelot_schema.settings import resolve\nfrom lancelot_server.storage.store import Store\n"
         "from lancelot_server.tools import Tools\n"
         f"settings = resolve({{'LANCEDB_PATH': {str(indexed_db)!r}}})\n"
         "tools = Tools(Store(settings.db_path), settings)\n"

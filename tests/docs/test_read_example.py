@@ -8,7 +8,7 @@ import re
 from tests.docs import pages
 
 from lancelot_schema.settings import resolve
-from lancelot_server.store import Store
+from lancelot_server.storage.store import Store
 from lancelot_server.tools import Tools
 
 

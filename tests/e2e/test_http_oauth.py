@@ -17,7 +17,7 @@ from mcp.shared.auth import ProtectedResourceMetadata
 from tests.e2e.test_http_server import Running, environment, post, rpc
 from tests.support.issuer import RESOURCE, Issuer, rsa_key
 
-from lancelot_server.oauth import REFETCH_S
+from lancelot_server.auth.oauth import REFETCH_S
 
 LIST = rpc("tools/list")
 STATIC = "static-ci-token-0123456789"

@@ -360,7 +360,7 @@ def test_a_host_that_does_not_resolve_is_one_error_line(database):
 def test_a_stop_soon_after_it_listens_exits_zero(tmp_path, database, delay):
     """The table opens in a background thread from the start; a stop that comes first waits for it, since a
     process that exits while that thread is inside Lance can abort (-6) instead of exiting 0. That is rare, so
-    this test seldom catches a regression; tests/server/test_prepare.py's settle test always does."""
+    this test seldom catches a regression; tests/server/storage/test_prepare.py's settle test always does."""
     running = Running(tmp_path, environment(database))
     time.sleep(delay)
     assert running.stop() == 0, running.stderr.read_text()

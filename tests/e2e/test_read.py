@@ -14,7 +14,7 @@ from mcp import Client
 from tests.e2e.stdio_server import parameters
 from tests.e2e.test_http_server import Running, environment
 from tests.server import corpus
-from tests.server.reading import joined, long_markdown, stored_texts
+from tests.server.reading.long_reads import joined, long_markdown, stored_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB = "https://github.com/you/repo/blob/main/docs/{path}#L{line}-L{line_end}"

@@ -9,7 +9,7 @@ import pytest
 from tests.server import corpus
 
 from lancelot_schema.settings import resolve
-from lancelot_server.store import Store
+from lancelot_server.storage.store import Store
 from lancelot_server.tools import Tools
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lancelot_server import lambda_handler, lance_table
+from lancelot_server import lambda_handler
+from lancelot_server.storage import lance_table
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
@@ -232,7 +233,7 @@ def test_a_warm_invocation_reuses_the_container_and_its_opened_table(lambda_env)
     assert len(opened) == 1
 
 
-# Authentication: the same rules as `lancelot --http` (tests/server/test_auth.py), in the handler.
+# Authentication: the same rules as `lancelot --http` (tests/server/auth/test_bearer.py), in the handler.
 
 TOKEN = "lambda-token-0123456789"
 

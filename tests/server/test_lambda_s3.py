@@ -5,7 +5,8 @@ from datetime import timedelta
 import pytest
 from tests.server.test_lambda_handler import answer, call, cold_start, event
 
-from lancelot_server import lambda_handler, lance_table
+from lancelot_server import lambda_handler
+from lancelot_server.storage import lance_table
 
 
 @pytest.fixture

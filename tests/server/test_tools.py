@@ -11,7 +11,7 @@ from tests.server.conftest import endpoint_tools
 from lancelot_schema import layout
 from lancelot_schema.settings import resolve
 from lancelot_server.errors import DatabaseNotFound, InvalidRequest, TableLayoutError, TableNotFound
-from lancelot_server.store import Store
+from lancelot_server.storage.store import Store
 from lancelot_server.tools import Tools
 
 

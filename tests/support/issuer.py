@@ -1,5 +1,5 @@
 """A real authorization server's public side for tests: metadata documents and a JWKS over HTTP on
-127.0.0.1, and tokens signed with the keys it publishes (tests/server/test_oauth.py, the e2e auth tests)."""
+127.0.0.1, and tokens signed with the keys it publishes (tests/server/auth/test_oauth.py, the e2e auth tests)."""
 
 import json
 import threading

@@ -1,6 +1,6 @@
 """The MCP server: the four tools published with annotations, input and output schemas. The only module importing mcp.
 
-`build_server(settings)` returns an `MCPServer` that stdio (`cli.py`), Streamable HTTP (`http.py`) and
+`build_server(settings)` returns an `MCPServer` that stdio (`cli.py`), Streamable HTTP (`http/serve.py`) and
 Lambda (`lambda_handler.py`) all serve. Every `LancelotError` becomes a tool result with `isError: true`
 here, in one place; so does an argument outside the declared schema (the SDK validates against it).
 """
@@ -43,7 +43,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 from pydantic import ConfigDict, ValidationError
 
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, output_schemas, resources
+from lancelot_server import __version__, output_schemas
 from lancelot_server.arguments import (
     After,
     Before,
@@ -70,11 +70,12 @@ from lancelot_server.arguments import (
     invalid_arguments,
 )
 from lancelot_server.errors import LancelotError
-from lancelot_server.filters import Filters
-from lancelot_server.read import Reading, ReadReply
+from lancelot_server.reading import resources
+from lancelot_server.reading.read import Reading, ReadReply
 from lancelot_server.replies import SearchReply, StatusReply, VersionReply
+from lancelot_server.search.filters import Filters
 from lancelot_server.stdio import ScrubbedLines
-from lancelot_server.store import Store
+from lancelot_server.storage.store import Store
 from lancelot_server.tools import DEFAULT_BUDGET, DEFAULT_PER_DOCUMENT, QUERY_LIMIT, SEARCH_LIMIT, Tools
 
 log = structlog.get_logger("lancelot.server")
@@ -417,7 +418,7 @@ def _unreadable(exc: Exception) -> JSONRPCError:
     return JSONRPCError(jsonrpc="2.0", id=None, error=error)
 
 
-# Streamable HTTP (`http.py`) and AWS Lambda (`lambda_handler.py`) wrap these, so that they need no mcp import.
+# Streamable HTTP (`http/serve.py`) and AWS Lambda (`lambda_handler.py`) wrap these, so that they need no mcp import.
 
 Server = MCPServer
 """The server type that `build_server` returns, for the transports' annotations."""
@@ -430,7 +431,7 @@ def http_endpoint(server: MCPServer) -> StreamableHTTPSessionManager:
     """A fresh stateless Streamable HTTP endpoint for `server` that answers each POST with one JSON object.
 
     Use it as `async with endpoint.run(): await endpoint.handle_request(scope, receive, send)`. The SDK's
-    own Host/Origin checks are off: `lancelot_server.guard` does them, with our statuses, in front of it.
+    own Host/Origin checks are off: `lancelot_server.http.guard` does them, with our statuses, in front of it.
     Cheap enough to build per Lambda invocation, which the SDK needs there (its session manager runs only
     once; python-sdk #3121).
     """

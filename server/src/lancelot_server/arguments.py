@@ -14,10 +14,10 @@ from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Stri
 from pydantic_core import PydanticCustomError
 
 from lancelot_server.errors import shown
-from lancelot_server.filters import DATE_FORMS, DATE_PATTERN, MAX_TAGS, MAX_TYPES, date_problem
-from lancelot_server.read import MAX_AROUND
+from lancelot_server.reading.read import MAX_AROUND
 from lancelot_server.replies import Mode
-from lancelot_server.tables import MAX_TABLES
+from lancelot_server.search.filters import DATE_FORMS, DATE_PATTERN, MAX_TAGS, MAX_TYPES, date_problem
+from lancelot_server.storage.tables import MAX_TABLES
 from lancelot_server.tools import (
     DEFAULT_PER_DOCUMENT,
     MAX_BUDGET,

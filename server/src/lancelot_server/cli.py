@@ -95,22 +95,22 @@ def main(
     resolved = settings.load(os.environ)
 
     from lancelot_server import app
-    from lancelot_server.store import Store
+    from lancelot_server.storage.store import Store
 
     for problem in resolved.warnings:
         app.log.warning(problem)
     store = Store(resolved.db_path, resolved.storage)
     server = app.build_server(resolved, store)
     if http_port is not None:
-        from lancelot_server import http
+        from lancelot_server.http import serve
 
         # stdout stays diverted to stderr for the whole run: over HTTP nothing may reach it.
         store.prepare(resolved.table)
         try:
-            http.serve(
+            serve.serve(
                 server,
                 resolved,
-                host=host or http.DEFAULT_HOST,
+                host=host or serve.DEFAULT_HOST,
                 port=http_port,
                 log_level=log_level,
                 request_timeout=request_timeout,

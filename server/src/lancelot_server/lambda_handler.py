@@ -9,7 +9,7 @@ table opened at its first use) and one event loop. Per invocation: only the SDK'
 which must be fresh each time (its session manager runs once; python-sdk #3121). No Mangum: we drive
 the ASGI app ourselves. Nothing is written outside /tmp.
 
-Authentication follows the HTTP server's rules (`auth.py`, in the same guard). A function URL or API
+Authentication follows the HTTP server's rules (`bearer.py`, in the same guard). A function URL or API
 Gateway is never loopback, so a container with no auth configured refuses every invocation unless
 LANCELOT_ALLOW_UNAUTHENTICATED says that something in front (an API Gateway JWT authorizer) checks callers.
 """
@@ -29,8 +29,9 @@ from starlette.types import Message
 from lancelot_schema import logs
 from lancelot_schema import settings as settings_module
 from lancelot_schema.settings import Settings
-from lancelot_server import app, auth
-from lancelot_server.guard import Guard, Rules, split_setting
+from lancelot_server import app
+from lancelot_server.auth import bearer
+from lancelot_server.http.guard import Guard, Rules, split_setting
 
 # Decoded bytes handed to the guard per receive(): it stops pulling once a body passes its limit.
 CHUNK = 16 * 1024
@@ -48,7 +49,7 @@ class Container:
     server: app.Server  # holds the store, and so the database connection
     rules: Rules
     loop: asyncio.AbstractEventLoop
-    authenticator: auth.Authenticator | None = None
+    authenticator: bearer.Authenticator | None = None
 
 
 class UnsafeConfiguration(RuntimeError):
@@ -93,11 +94,11 @@ def container() -> Container:
     return _container
 
 
-def authentication(settings: Settings) -> auth.Authenticator | None:
+def authentication(settings: Settings) -> bearer.Authenticator | None:
     """The configured authenticator, None when explicitly allowed; `UnsafeConfiguration` otherwise."""
     try:
-        authenticator = auth.from_settings(settings)
-    except auth.AuthConfigError as exc:
+        authenticator = bearer.from_settings(settings)
+    except bearer.AuthConfigError as exc:
         log.error("auth_misconfigured", reason=str(exc))
         raise UnsafeConfiguration(f"Cannot serve: {exc}.") from None
     if authenticator is None and not settings.auth.allow_unauthenticated:

@@ -10,7 +10,7 @@ from typing import Literal, NotRequired
 # typing_extensions: pydantic (which derives the output schemas) needs its TypedDict before Python 3.12.
 from typing_extensions import TypedDict
 
-from lancelot_server.rows import Hit
+from lancelot_server.search.rows import Hit
 
 Mode = Literal["auto", "text", "vector", "hybrid"]
 SearchType = Literal["text", "vector", "hybrid"]

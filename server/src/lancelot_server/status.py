@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lancelot_server import __version__, access, documents, search
-from lancelot_server.embed import endpoint_host
+from lancelot_server import __version__
+from lancelot_server.auth import callers
 from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable
-from lancelot_server.freshness import freshness
+from lancelot_server.reading import documents
 from lancelot_server.replies import DatabaseStatus, EmbeddingStatus, SearchType, StatusReply, TableStatus
-from lancelot_server.store import UNREADABLE_INDEX, Layout, damage, describe
+from lancelot_server.search import core
+from lancelot_server.search.embed import endpoint_host
+from lancelot_server.storage.freshness import freshness
+from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, damage, describe
 
 if TYPE_CHECKING:
     from lancelot_server.tools import Tools
@@ -37,7 +40,7 @@ def report(tools: Tools) -> StatusReply:
         table = TableStatus(name="", exists=False, error=str(exc))
     except LancelotError as exc:  # the database cannot be read
         database["error"] = str(exc)
-        table = TableStatus(name=settings.table if access.may_see(settings.table) else "", exists=False)
+        table = TableStatus(name=settings.table if callers.may_see(settings.table) else "", exists=False)
     else:
         described = {name: _table(tools, name) for name in names}
         listed = [status for status, _ in described.values()]
@@ -97,7 +100,7 @@ def _described(tools: Tools, name: str, handle: Any, table_layout: Layout) -> Ta
         sourceColumns=list(table_layout.sources),
         vectorColumn=table_layout.vector,
         vectorWidth=table_layout.vector_width,
-        fullTextIndex=search.has_fts_index(handle, table_layout.text) and not broken_index,
+        fullTextIndex=core.has_fts_index(handle, table_layout.text) and not broken_index,
         language=table_layout.language,
         documentReads="indexed" if documents.indexed(table_layout) else "scan",
         metadata=table_layout.stamped,

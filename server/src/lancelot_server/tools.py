@@ -18,11 +18,9 @@ import structlog
 
 from lancelot_schema import languages
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, documents, markdown, read, search, status, substring
-from lancelot_server.embed import Embedder
+from lancelot_server import __version__, status
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
-from lancelot_server.filters import NONE_KEPT, Filters, any_kept
-from lancelot_server.fusion import HYBRID_DEPTH, fused_ranking
+from lancelot_server.reading import documents, markdown, read
 from lancelot_server.replies import (
     Mode,
     SearchHit,
@@ -33,10 +31,14 @@ from lancelot_server.replies import (
     TextMatch,
     VersionReply,
 )
-from lancelot_server.rows import Hit
-from lancelot_server.search import Wanted
-from lancelot_server.store import UNREADABLE_INDEX, Layout, Store, damage, describe
-from lancelot_server.tables import Tables, merged
+from lancelot_server.search import core, substring
+from lancelot_server.search.core import Wanted
+from lancelot_server.search.embed import Embedder
+from lancelot_server.search.filters import NONE_KEPT, Filters, any_kept
+from lancelot_server.search.fusion import HYBRID_DEPTH, fused_ranking
+from lancelot_server.search.rows import Hit
+from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, Store, damage, describe
+from lancelot_server.storage.tables import Tables, merged
 
 MAX_QUERY = 2000
 MIN_LIMIT, MAX_LIMIT = 1, 50
@@ -178,7 +180,7 @@ class Tools:
             try:
                 self.check_vectors(table_layout)
                 if mode != "vector":
-                    if search.has_fts_index(handle, table_layout.text):
+                    if core.has_fts_index(handle, table_layout.text):
                         return self._hybrid(handle, table_layout, query, wanted)
                     note = "hybrid search needs a full-text index, which the table lacks; used vector search instead."
                 hits = self._vector(handle, table_layout, query, wanted)
@@ -213,7 +215,7 @@ class Tools:
         return embedding
 
     def _vector(self, handle: Any, table_layout: Layout, query: Query, wanted: Wanted) -> list[Hit]:
-        return search.vector(handle, table_layout, self._embed(table_layout, query), wanted)
+        return core.vector(handle, table_layout, self._embed(table_layout, query), wanted)
 
     def _hybrid(self, handle: Any, table_layout: Layout, query: Query, wanted: Wanted) -> Outcome:
         """BM25 (or substring) and vector hits fused by scaled score; score = fused relevance (0..1), higher is better.
@@ -226,7 +228,7 @@ class Tools:
         while True:
             # Deeper lists while the cap leaves the fused reply short and either list may hold more.
             pool = wanted.pool(depth)
-            nearest = search.vector(handle, table_layout, embedding, pool)
+            nearest = core.vector(handle, table_layout, embedding, pool)
             matched, text_match, note = self._text(handle, table_layout, query, pool)
             complete = len(matched) < pool.limit  # every text match is listed: the rest score 0
             chosen = fused_ranking(matched, nearest, wanted.per_document, wanted.limit, every_match=complete)
@@ -246,16 +248,16 @@ class Tools:
         note: str | None = None
         query = asked.text
         # Only the English index leaves stop words out (lancelot_schema.languages).
-        common = search.only_stop_words(query) if table_layout.language == languages.DEFAULT else None
+        common = core.only_stop_words(query) if table_layout.language == languages.DEFAULT else None
         if common is not None:
             # A substring match of "the" finds nearly every passage and ranks none: say so instead.
             listed = ", ".join(common[:5])
             why = f"the query holds only words so common that text search leaves them out ({listed})"
             return [], "bm25", f"{why}; add a word that says what to look for."
-        indexed = search.fts_columns(handle)
+        indexed = core.fts_columns(handle)
         if table_layout.text in indexed:
             try:
-                hits = search.bm25(handle, table_layout, query, wanted, indexed)
+                hits = core.bm25(handle, table_layout, query, wanted, indexed)
             except Exception:
                 # Only a damaged index falls back; anything else (missing data too) is search()'s to name.
                 if not damage(handle).index_broken(table_layout.text):

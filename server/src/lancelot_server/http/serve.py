@@ -1,0 +1,230 @@
+"""`lancelot --http`: the tools over MCP Streamable HTTP, stateless, each POST answered with one JSON object.
+
+    uvicorn ─ Connection (request deadline, connection cap: `connections.py`)
+            → HttpApp ─ lifespan → the SDK endpoint's run()
+                      └ http     → Guard (our Origin/Host/path/method/auth/size/JSON/version rules) → SDK endpoint
+
+Secure by default: bound to an address other than loopback, the server refuses to start unless an auth
+mode is configured (`bearer.py`) or the operator passes --allow-unauthenticated (a proxy in front checks).
+
+Inside the guard, `InFlight` (`inflight.py`) lets `--max-requests` requests reach the SDK endpoint at
+once and answers the next ones 503 with Retry-After; a request counts once its body has arrived.
+
+uvicorn handles SIGTERM and SIGINT: it stops accepting, lets requests in flight finish, then ends the
+lifespan. Nothing is written to stdout; one JSON log line per request goes to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import signal
+import socket
+from types import FrameType
+
+import click
+import structlog
+import uvicorn
+from starlette.types import Receive, Scope, Send
+
+from lancelot_schema import logs
+from lancelot_schema.settings import Settings
+from lancelot_server import app
+from lancelot_server.auth import bearer
+from lancelot_server.http import connections
+from lancelot_server.http.connections import Limits, Pool
+from lancelot_server.http.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
+from lancelot_server.http.inflight import MAX_REQUESTS, InFlight
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 3000
+ENDPOINT = "/mcp"
+# How long a stop waits for requests in flight before it cuts them off.
+GRACEFUL_SECONDS = 30
+
+log = structlog.get_logger("lancelot.http")
+
+
+def http_rules(
+    settings: Settings, host: str, port: int, request_timeout: float = connections.REQUEST_TIMEOUT_S
+) -> Rules:
+    """The guard's rules for a server bound to `host:port`; the body gets `request_timeout` s to arrive."""
+    if settings.allowed_hosts is not None:
+        hosts: frozenset[str] | None = split_setting(settings.allowed_hosts)
+    elif is_loopback(host):
+        hosts = loopback_hosts(port) | {f"{_url_host(host)}:{port}"}
+    else:
+        hosts = None
+    return Rules(
+        path=ENDPOINT,
+        allowed_hosts=hosts,
+        allowed_origins=split_setting(settings.allowed_origins),
+        protocol_versions=frozenset(app.HTTP_PROTOCOL_VERSIONS),
+        body_timeout=request_timeout,
+    )
+
+
+class HttpApp:
+    """The ASGI application uvicorn runs: the SDK endpoint's lifespan, and every request through the guard."""
+
+    def __init__(
+        self,
+        server: app.Server,
+        rules: Rules,
+        authenticator: bearer.Authenticator | None = None,
+        max_requests: int = MAX_REQUESTS,
+    ) -> None:
+        self.endpoint = app.http_endpoint(server)
+        self.guard = Guard(InFlight(self.endpoint.handle_request, max_requests), rules, authenticator)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            await self.guard(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        async with self.endpoint.run():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown: uvicorn sends it once requests in flight are done
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+def serve(
+    server: app.Server,
+    settings: Settings,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    log_level: str = "INFO",
+    request_timeout: float = connections.REQUEST_TIMEOUT_S,
+    max_connections: int | None = None,
+    max_requests: int = MAX_REQUESTS,
+    allow_unauthenticated: bool = False,
+) -> None:
+    """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT.
+
+    `max_connections` None: the default cap, lowered to half the file-descriptor limit when that is less.
+    """
+    logs.configure(log_level, json=True)
+    # From here on a stop signal is a clean stop (exit 0), whenever it comes: before uvicorn takes the
+    # signals it is kept and served as soon as uvicorn starts; uvicorn re-raises it once its graceful
+    # shutdown is done, when it must not kill the process either.
+    stops = _Stops()
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, stops.keep)
+    authenticator = authentication(settings, host, allow_unauthenticated)
+    # Bound first: a taken port or unknown host is one clear error, with no log line claiming to serve.
+    listener = listen(host, port)
+    fd_limit = connections.raise_fd_limit()
+    cap, fits = connections.connection_cap(max_connections, fd_limit)
+    if not fits:
+        log.warning(
+            "max_connections_above_fd_limit",
+            max_connections=cap,
+            fd_limit=fd_limit,
+            reason="connections may use up the file descriptors the database and the listener need",
+        )
+    pool = Pool(Limits(request_timeout=request_timeout, max_connections=cap))
+    rules = http_rules(settings, host, port, request_timeout)
+    if rules.allowed_hosts is None:
+        log.warning(
+            "host_check_off",
+            reason=f"bound to non-loopback {host} and LANCELOT_ALLOWED_HOSTS is unset: any Host header is accepted",
+        )
+    config = uvicorn.Config(
+        HttpApp(server, rules, authenticator, max_requests=max_requests),
+        host=host,
+        port=port,
+        http=connections.protocol(pool),
+        lifespan="on",
+        log_config=None,  # our logging (stderr) stays in charge; uvicorn must not touch stdout
+        access_log=False,  # the guard writes one line per request instead
+        server_header=False,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    )
+    log.info(
+        "serving",
+        url=f"http://{_url_host(host)}:{port}{ENDPOINT}",
+        request_timeout=request_timeout,
+        max_connections=cap,
+        max_requests=max_requests,
+        fd_limit=fd_limit,
+        auth=describe(authenticator),
+    )
+    # asyncio's own loop (uvicorn would take uvloop when installed): its accept loop's reports are the
+    # ones `connections.exception_handler` knows.
+    asyncio.run(_serve(uvicorn.Server(config), listener, pool, stops))
+    # Stopped: a stop signal arriving now (a supervisor's second SIGTERM) must not kill the exit. Python
+    # restores the default action of the handlers it set when it finalizes, but leaves an ignore in place.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.SIG_IGN)
+    log.info("stopped")
+
+
+async def _serve(server: uvicorn.Server, listener: socket.socket, pool: Pool, stops: _Stops) -> None:
+    # Before anything is accepted: out of file descriptors, asyncio would log a traceback per failed accept.
+    asyncio.get_running_loop().set_exception_handler(connections.exception_handler(pool))
+    # Asked to stop before uvicorn listened for it: start, then shut down at once.
+    server.should_exit = bool(stops.received)
+    await server.serve(sockets=[listener])
+
+
+def authentication(settings: Settings, host: str, allow_unauthenticated: bool) -> bearer.Authenticator | None:
+    """The configured authenticator; a ClickException for settings that cannot work, or for a network
+    bind with no auth that the operator did not explicitly allow."""
+    try:
+        authenticator = bearer.from_settings(settings)
+    except bearer.AuthConfigError as exc:
+        raise click.ClickException(f"Cannot start: {exc}.") from None
+    allowed = allow_unauthenticated or settings.auth.allow_unauthenticated
+    if authenticator is None and not is_loopback(host) and not allowed:
+        raise click.ClickException(
+            f"Refusing to serve {_url_host(host)} without authentication: anyone who can reach it could read every "
+            "served table. Set LANCELOT_AUTH_TOKENS or LANCELOT_AUTH_TOKENS_FILE (bearer tokens), or "
+            "LANCELOT_OAUTH_ISSUER and LANCELOT_OAUTH_RESOURCE (OAuth); or, when a proxy in front authenticates, "
+            "pass --allow-unauthenticated (LANCELOT_ALLOW_UNAUTHENTICATED=1)."
+        )
+    if authenticator is None and not is_loopback(host):
+        log.warning("auth_off", reason=f"bound to non-loopback {host} with --allow-unauthenticated")
+    return authenticator
+
+
+def describe(authenticator: bearer.Authenticator | None) -> str:
+    """What the log line says of the auth mode."""
+    if authenticator is None:
+        return "none"
+    modes = [name for name, on in (("tokens", authenticator.static), ("oauth", authenticator.jwt)) if on is not None]
+    return "+".join(modes)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host:port`; a ClickException naming the address when it cannot be had."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise click.ClickException(f"Cannot listen on {host}: the name does not resolve ({exc.strerror}).") from exc
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as exc:
+        listener.close()
+        hint = " Another program is using it: pick another with --http PORT." if exc.errno == errno.EADDRINUSE else ""
+        raise click.ClickException(f"Cannot listen on {_url_host(host)}:{port}: {exc.strerror}.{hint}") from exc
+    return listener
+
+
+class _Stops:
+    """The stop signals received outside uvicorn's own handlers."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    def keep(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

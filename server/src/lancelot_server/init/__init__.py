@@ -1,0 +1,1 @@
+"""`lancelot-init`: the prompts, the checks, and the one writer of the server distribution (its own settings)."""

@@ -1,0 +1,117 @@
+"""What `lancelot-init` checks and says, apart from the prompts: database folders, key shape, client config.
+
+Nothing here writes; a database folder is only listed (its `*.lance` table folders), never opened for
+writing, so pointing lancelot-init at a folder cannot change it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from lancelot_schema.layout import DEFAULT_TABLE
+
+SERVER_COMMAND = ("uvx", "lancelot-server")
+SERVER_NAME = "lancelot"
+
+# Visible ASCII, no spaces: OpenAI keys (sk-…, sk-proj-…) and those of OpenAI-compatible services.
+_KEY_SHAPE = re.compile(r"[\x21-\x7e]{20,512}")
+
+
+class SetupError(Exception):
+    """A choice lancelot-init cannot use; the message says what is wrong and what to do.
+
+    Its own root, not under `errors.LancelotError`: it never reaches an MCP client, and init/cli.py turns
+    it into a click error in one place.
+    """
+
+
+@dataclass(frozen=True)
+class Database:
+    path: Path
+    tables: tuple[str, ...]
+
+
+def inspect_database(raw: str) -> Database:
+    """The absolute database folder named by `raw` and its tables; SetupError when it is not one."""
+    text = raw.strip()
+    if not text:
+        raise SetupError("Give the database folder: the DB folder you gave lancelot-index.")
+    path = Path(text).expanduser().resolve()
+    if not path.exists():
+        raise SetupError(f"{path} does not exist. Give the DB folder you gave lancelot-index.")
+    if not path.is_dir():
+        raise SetupError(f"{path} is a file, not a folder. Give the DB folder you gave lancelot-index.")
+    if path.suffix == ".lance" and (path / "_versions").is_dir():
+        raise SetupError(f"{path} is one table; give the folder that holds it: {path.parent}")
+    tables = list_tables(path)
+    if not tables:
+        raise SetupError(
+            f"{path} holds no LanceDB table. Build one with `lancelot-index DOCS {shlex.quote(str(path))}` first."
+        )
+    return Database(path, tables)
+
+
+def list_tables(path: Path) -> tuple[str, ...]:
+    """The tables of the LanceDB database at `path`, read from the folder names (nothing is opened)."""
+    try:
+        entries = list(path.iterdir())
+    except OSError as exc:
+        raise SetupError(f"Cannot read {path}: {exc.strerror}.") from exc
+    names = (entry.name.removesuffix(".lance") for entry in entries if _is_table(entry))
+    return tuple(sorted(names))
+
+
+def _is_table(entry: Path) -> bool:
+    return entry.suffix == ".lance" and not entry.name.startswith(".") and (entry / "_versions").is_dir()
+
+
+def choose_table(database: Database, wanted: str | None) -> str:
+    """`wanted` if the database has it; without one, `documents` or the only table; else SetupError."""
+    if wanted is not None:
+        name = wanted.strip()
+        if name in database.tables:
+            return name
+        raise SetupError(f"{database.path} has no table {name!r}; it has: {', '.join(database.tables)}.")
+    return default_table(database.tables)
+
+
+def default_table(tables: tuple[str, ...]) -> str:
+    return DEFAULT_TABLE if DEFAULT_TABLE in tables or not tables else tables[0]
+
+
+def check_key(raw: str) -> str:
+    """The key without surrounding white space, if it looks like an API key; the message never shows it."""
+    key = raw.strip()
+    if not _KEY_SHAPE.fullmatch(key):
+        raise SetupError(
+            "That does not look like an API key (20 to 512 visible characters, no spaces; "
+            "OpenAI keys start with sk-). Nothing was stored."
+        )
+    return key
+
+
+def mask(key: str) -> str:
+    """Enough of a key to recognise it, never enough to use it."""
+    head = key[:3] if key.startswith("sk-") else ""
+    return f"{head}…{key[-4:]}"
+
+
+def client_config(db_path: Path, table: str) -> str:
+    """The exact text a person pastes into Claude Code or an `mcpServers` configuration."""
+    env = {"LANCEDB_PATH": str(db_path)}
+    if table != DEFAULT_TABLE:
+        env["LANCEDB_TABLE"] = table
+    flags = " ".join(f"--env {shlex.quote(f'{name}={value}')}" for name, value in env.items())
+    command = " ".join(SERVER_COMMAND)
+    entry = {"command": SERVER_COMMAND[0], "args": list(SERVER_COMMAND[1:]), "env": env}
+    servers = {"mcpServers": {SERVER_NAME: entry}}
+    return (
+        "Add Lancelot to Claude Code:\n\n"
+        f"  claude mcp add {flags} --transport stdio {SERVER_NAME} -- {command}\n\n"
+        "Or add this to your MCP client's configuration:\n\n"
+        f"{json.dumps(servers, indent=2)}"
+    )

@@ -1,0 +1,205 @@
+"""One document's passages in a table, found by its source or by one passage's id, in document order.
+
+    find(handle, layout, table, source=..., id=...) -> Document
+    document.passages(first, last) -> rows with `_number`
+
+A table that lancelot-index wrote (layout 2) is looked up through its B-tree indexes on `path` and
+`passage`: a read touches the document's rows, never the whole table. Any other table (layout 1, or
+AnythingLLM's) is scanned once per read and its rows are grouped by their source (`rows.source_of`);
+passages are numbered by the N of their ids `source#N` when every id has one, else by table order.
+
+Filters are pyarrow expressions with the client's text as a literal value (Lance takes them through
+Substrait): nothing a client sends is ever written into SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lancelot_schema import layout
+from lancelot_server.errors import InvalidRequest, shown
+from lancelot_server.search.core import batches, source_array
+from lancelot_server.search.rows import source_of
+from lancelot_server.storage.store import Layout
+
+NUMBER = "_number"
+Order = Literal["passage", "table"]
+
+
+def indexed(table_layout: Layout) -> bool:
+    """Whether passages are looked up by `path` and `passage` (a table lancelot-index wrote, layout 2)."""
+    located = table_layout.passage is not None and table_layout.passages is not None
+    return located and table_layout.sources == (layout.PATH,)
+
+
+@dataclass
+class Document:
+    """The passages of one document: `total` of them, numbered from 0 in `order`."""
+
+    table: str
+    source: str
+    total: int
+    order: Order
+    handle: Any
+    table_layout: Layout
+    rows: list[dict[str, Any]] | None = field(default=None, repr=False)  # all of them, for scanned tables
+
+    def passages(self, first: int, last: int) -> list[dict[str, Any]]:
+        """The passages numbered `first` to `last` (inclusive), in order, each row with its `_number`."""
+        first, last = max(first, 0), min(last, self.total - 1)
+        if first > last:
+            return []
+        if self.rows is not None:
+            return self.rows[first : last + 1]
+        found = query(self.handle, self.source, first, last, self.table_layout.readable).to_arrow()
+        rows = sorted(found.to_pylist(), key=lambda row: row[layout.PASSAGE])
+        for row in rows:
+            row[NUMBER] = row[layout.PASSAGE]
+        return rows
+
+
+def query(handle: Any, source: str, first: int, last: int, columns: list[str]) -> Any:
+    """Passages `first` to `last` of `source` in a layout-2 table: a lookup in the `path` and `passage` indexes."""
+    import pyarrow.compute as pc
+
+    passage = pc.field(layout.PASSAGE)
+    where = (pc.field(layout.PATH) == pc.scalar(source)) & (passage >= pc.scalar(first)) & (passage <= pc.scalar(last))
+    return handle.search().where(where).select(columns).limit(None)
+
+
+def check_text(name: str, value: str) -> None:
+    """Refuse what no source or id can hold, naming the argument."""
+    if "\x00" in value:
+        raise InvalidRequest(f"{name} contains a NUL character; no document is named that way.")
+    if not value.strip():
+        raise InvalidRequest(f"{name} is empty; pass a hit's {name} as lancedb_search returns it.")
+
+
+def find(
+    handle: Any, table_layout: Layout, table: str, *, source: str | None = None, id: str | None = None
+) -> tuple[Document, int | None]:
+    """The document named by `source`, or the one holding passage `id` and that passage's number."""
+    if id is not None:
+        check_text("id", id)
+        return _by_id(handle, table_layout, table, id)
+    assert source is not None
+    check_text("source", source)
+    document = _by_source(handle, table_layout, table, source)
+    if document is None:
+        raise InvalidRequest(
+            f"source {shown(source)} is not a document of table {table!r}. Pass a hit's `source` exactly as "
+            "lancedb_search returns it (matched literally, without wildcards), or a hit's `id`."
+        )
+    return document, None
+
+
+def _by_source(handle: Any, table_layout: Layout, table: str, source: str) -> Document | None:
+    if indexed(table_layout):
+        # Every row carries its document's passage count: one indexed lookup of passage 0 tells it.
+        first = query(handle, source, 0, 0, [layout.PASSAGES]).to_arrow().column(0).to_pylist()
+        return Document(table, source, int(first[0]), "passage", handle, table_layout) if first else None
+    rows = _scanned_rows(handle, table_layout, source)
+    if not rows:
+        return None
+    return Document(table, source, len(rows), _number(rows, source), handle, table_layout, rows)
+
+
+def _by_id(handle: Any, table_layout: Layout, table: str, id: str) -> tuple[Document, int]:
+    if indexed(table_layout):
+        number = layout.passage_number(id)
+        source = id.rpartition("#")[0]
+        if number is None or not source:
+            raise InvalidRequest(
+                f"id {shown(id)} is not a passage id of table {table!r}: its ids are `path#N` (the document's path "
+                "and the passage's number), as lancedb_search returns them."
+            )
+        document = _by_source(handle, table_layout, table, source)
+        if document is None:
+            raise InvalidRequest(f"id {shown(id)} names the document {shown(source)}, which is not in table {table!r}.")
+        if number >= document.total:
+            raise InvalidRequest(
+                f"id {shown(id)} names passage {number}, but {shown(source)} has {_passages(document.total)}."
+            )
+        return document, number
+    if table_layout.id is None:
+        raise InvalidRequest(f"Table {table!r} has no id column; read a document by its source instead.")
+    owner = _source_of_id(handle, table_layout, table_layout.id, id)
+    if owner is None:
+        raise InvalidRequest(f"id {shown(id)} is not a passage of table {table!r}; pass a hit's `id` from this table.")
+    document = _by_source(handle, table_layout, table, owner)
+    assert document is not None and document.rows is not None
+    position = next(row[NUMBER] for row in document.rows if str(row.get(table_layout.id)) == id)
+    return document, position
+
+
+def _source_of_id(handle: Any, table_layout: Layout, id_column: str, id: str) -> str | None:
+    """The source of the row whose id is `id` (compared as text, whatever the column's type), by a scan."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for batch in batches(handle, [id_column, *table_layout.sources]):
+        same = pc.fill_null(pc.equal(batch.column(id_column).cast(pa.string()), pa.scalar(id, pa.string())), False)
+        matches = pc.indices_nonzero(same)
+        if len(matches):
+            return source_of(batch.take(matches).slice(0, 1).to_pylist()[0], table_layout)
+    return None
+
+
+def _scanned_rows(handle: Any, table_layout: Layout, source: str) -> list[dict[str, Any]]:
+    """Every row whose source is `source`, in table order (a pass over the source columns, then the matches)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    matched: list[Any] = []
+    for batch in batches(handle, table_layout.readable):
+        keep = pc.fill_null(pc.equal(source_array(batch, table_layout), pa.scalar(source, pa.string())), False)
+        if pc.any(keep).as_py():
+            matched.append(pa.Table.from_batches([batch]).filter(keep))
+    if not matched:
+        return []
+    rows: list[dict[str, Any]] = pa.concat_tables(matched).to_pylist()
+    for position, row in enumerate(rows):
+        row[NUMBER] = position
+    return rows
+
+
+def _number(rows: list[dict[str, Any]], source: str) -> Order:
+    """Number `rows` by their ids' N when every id is `source#N` and they run 0..n-1; else keep table order."""
+    ids = [str(row.get(layout.ID) or "") for row in rows]
+    numbers = [layout.passage_number(id) if id.startswith(f"{source}#") else None for id in ids]
+    if sorted(number for number in numbers if number is not None) != list(range(len(rows))):
+        return "table"
+    for row, number in zip(rows, numbers, strict=True):
+        row[NUMBER] = number
+    rows.sort(key=lambda row: row[NUMBER])
+    return "passage"
+
+
+def _passages(count: int) -> str:
+    return "1 passage (number 0)" if count == 1 else f"{count:,} passages (numbers 0 to {count - 1:,})"
+
+
+def catalog(handle: Any, table_layout: Layout) -> list[tuple[str, str | None]]:
+    """Every document of the table as (source, title), sorted by source.
+
+    A layout-2 table lists its passages number 0 through the `passage` index (one row per document);
+    any other table is scanned for its distinct sources, each with the title of its first row.
+    """
+    import pyarrow.compute as pc
+
+    titles: dict[str, str | None] = {}
+    columns = [*table_layout.sources, *([table_layout.title] if table_layout.title else [])]
+    if indexed(table_layout):
+        first = pc.field(layout.PASSAGE) == pc.scalar(0)
+        found = handle.search().where(first).select(columns).limit(None).to_arrow()
+        scanned: Any = [found]
+    else:
+        scanned = batches(handle, columns)
+    for batch in scanned:
+        sources = pc.utf8_trim_whitespace(source_array(batch, table_layout)).to_pylist()
+        names = batch.column(table_layout.title).to_pylist() if table_layout.title else [None] * len(sources)
+        for source, title in zip(sources, names, strict=True):
+            if source and source not in titles:
+                titles[source] = (str(title).strip() or None) if title is not None else None
+    return sorted(titles.items())

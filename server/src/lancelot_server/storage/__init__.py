@@ -1,0 +1,1 @@
+"""The read-only database: the store, tables read through Lance, which tables a caller sees, their freshness."""

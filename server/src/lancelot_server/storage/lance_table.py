@@ -1,0 +1,244 @@
+"""A table read through Lance itself: the part of lancedb's `Table` the server uses, without importing lancedb.
+
+A LanceDB table `NAME` is the Lance dataset `DB/NAME.lance`, and lancedb 0.40 searches it with Lance 13, the
+engine read here. Importing lancedb costs over a second (its REST client's models), most of a cold start, while
+Lance alone costs a quarter of that; so the server opens the dataset itself:
+
+    table = LanceTable.open(uri, options, refresh)     table.schema, .version, .count_rows(), .list_indices()
+    table.pinned() → LanceTable at one version;  table.kept(key, derive) → derive(dataset), once per version
+    table.search(MatchQuery | BooleanQuery, query_type="fts") → Query     (a `_score` column, higher is better)
+    table.search(vector, vector_column_name=..., query_type="vector") → Query     (`_distance`)
+    table.search() → Query;  table.take_row_ids(ids) → Query
+    Query.where(condition).select(columns).limit(n).with_row_id() → .to_arrow() | .to_batches(size)
+
+Conditions are pyarrow expressions (`pyarrow.compute.field`, `scalar`: values stay data, Lance reads them
+through Substrait). Nothing here writes: the class has no method that commits.
+
+Freshness is lancedb's `read_consistency_interval`: before a read, the latest version is looked up once
+`refresh` has passed since the last look (zero: every read), so a table that lancelot-index rebuilt is served
+at the next call. A version is a snapshot: a read sees the old table or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, TypeVar, cast
+
+import lance
+import pyarrow as pa
+from lance.file import LanceFileSession
+
+TABLE_SUFFIX = ".lance"
+# What lancedb calls the index types Lance names otherwise.
+_INDEX_TYPES = {"Inverted": "FTS"}
+# lancedb's default number of rows of a query without a limit.
+DEFAULT_LIMIT = 10
+
+T = TypeVar("T")
+
+
+def table_names(uri: str, options: dict[str, str]) -> list[str]:
+    """The tables of a database: the `NAME.lance` folders (prefixes) at its top level, sorted."""
+    # s3+ddb is S3 with a DynamoDB commit table (its ?ddbTableName=): a listing needs only the bucket.
+    base = uri.partition("?")[0].replace("s3+ddb://", "s3://", 1)
+    listed = LanceFileSession(base, storage_options=options or None).list_with_delimiter()
+    found = (prefix.rstrip("/").rsplit("/", 1)[-1] for prefix in listed.common_prefixes)
+    return sorted(name[: -len(TABLE_SUFFIX)] for name in found if name.endswith(TABLE_SUFFIX) and name != TABLE_SUFFIX)
+
+
+@dataclass(frozen=True)
+class Index:
+    """One index as lancedb's `list_indices` describes it, with its row counts (rows since added are unindexed)."""
+
+    name: str
+    index_type: str
+    columns: list[str]
+    num_indexed_rows: int | None
+    num_unindexed_rows: int | None
+
+
+class LanceTable:
+    """One table, opened once; the dataset is swapped for its latest version as `refresh` says."""
+
+    def __init__(self, dataset: Any, refresh: timedelta) -> None:
+        self._dataset = dataset
+        self._refresh = refresh.total_seconds()
+        self._checked = time.monotonic()
+        self._lock = threading.Lock()
+        # What was derived from the latest version (its indexes described, its layout), by version: shared with
+        # the pinned copies, which are the ones that ask (one per request).
+        self._kept: dict[int, dict[Hashable, Any]] = {}
+
+    @classmethod
+    def open(cls, uri: str, options: dict[str, str], refresh: timedelta) -> LanceTable:
+        return cls(lance.dataset(uri, storage_options=options or None), refresh)
+
+    def to_lance(self) -> Any:
+        """The dataset at the version reads now see (checked for a newer one as `refresh` says)."""
+        with self._lock:
+            if time.monotonic() - self._checked >= self._refresh:
+                latest = self._dataset.latest_version  # fails once the table's files are gone
+                if latest != self._dataset.version:
+                    self._dataset = self._dataset.checkout_version(latest)
+                self._checked = time.monotonic()
+            return self._dataset
+
+    def pinned(self) -> LanceTable:
+        """This table at the version reads now see, never looked at again: every read of one request (a search's
+        ranking and the rows it then takes by id) sees the same version, whatever a rebuild commits meanwhile."""
+        dataset = self.to_lance()
+        table = LanceTable(dataset, timedelta.max)
+        table._kept = self._kept
+        return table
+
+    def kept(self, key: Hashable, derive: Callable[[Any], T]) -> T:
+        """`derive(dataset)` at the version reads see, computed once per version (a failure is not kept)."""
+        dataset = self.to_lance()
+        version = dataset.version
+        derived = self._kept.get(version)
+        if derived is None:
+            # Only the latest version is kept; threads that race here each derive it once, and one is kept.
+            self._kept.clear()
+            derived = self._kept.setdefault(version, {})
+        if key not in derived:
+            derived[key] = derive(dataset)
+        return cast(T, derived[key])
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.to_lance().schema
+
+    @property
+    def version(self) -> int:
+        return int(self.to_lance().version)
+
+    def count_rows(self, filter: str | None = None) -> int:
+        return int(self.to_lance().count_rows(filter))
+
+    def list_indices(self) -> list[Index]:
+        """Every index, named as lancedb names them ("FTS", "BTree", "NGram"...); kept per version."""
+        return self.kept("indices", _indices)
+
+    def index_stats(self, name: str) -> Index | None:
+        """The index called `name` with its row counts, as lancedb's `index_stats` gives them; None if none."""
+        return next((index for index in self.list_indices() if index.name == name), None)
+
+    def search(self, query: Any = None, query_type: str | None = None, vector_column_name: str | None = None) -> Query:
+        if query is None:
+            return Query(self)
+        if query_type == "fts":
+            return Query(self, full_text=query)
+        if query_type == "vector" and vector_column_name is not None:
+            return Query(self, nearest={"column": vector_column_name, "q": query})
+        raise ValueError(f"unsupported search: {query_type!r}")
+
+    def take_row_ids(self, row_ids: Sequence[int]) -> Query:
+        """The rows of these row ids, in row-id order; one the table no longer holds is left out."""
+        return Query(self, row_ids=tuple(int(row_id) for row_id in row_ids), count=None)
+
+
+def _indices(dataset: Any) -> list[Index]:
+    return [_index(dataset, described) for described in dataset.describe_indices()]
+
+
+def _index(dataset: Any, described: Any) -> Index:
+    indexed = getattr(described, "num_rows_indexed", None)
+    unindexed = None
+    if indexed is not None:
+        covered = {fragment for segment in described.segments for fragment in (segment.fragment_ids or ())}
+        unindexed = sum(
+            fragment.count_rows() for fragment in dataset.get_fragments() if fragment.fragment_id not in covered
+        )
+    kind = described.index_type
+    return Index(described.name, _INDEX_TYPES.get(kind, kind), list(described.field_names), indexed, unindexed)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A read of one table, built like lancedb's query builders and run by Lance's scanner."""
+
+    table: LanceTable
+    full_text: Any = None
+    nearest: dict[str, Any] | None = None
+    row_ids: tuple[int, ...] | None = None
+    condition: Any = None
+    prefilter: bool = True
+    columns: tuple[str, ...] | None = None
+    count: int | None = DEFAULT_LIMIT
+    row_id: bool = False
+
+    def where(self, condition: Any, prefilter: bool = True) -> Query:
+        return replace(self, condition=condition, prefilter=prefilter)
+
+    def select(self, columns: Sequence[str]) -> Query:
+        return replace(self, columns=tuple(columns))
+
+    def limit(self, count: int | None) -> Query:
+        return replace(self, count=count)
+
+    def with_row_id(self, row_id: bool = True) -> Query:
+        return replace(self, row_id=row_id)
+
+    def distance_type(self, metric: str) -> Query:
+        assert self.nearest is not None, "distance_type is for vector searches"
+        return replace(self, nearest={**self.nearest, "metric": metric})
+
+    def to_arrow(self) -> pa.Table:
+        if self.row_ids is not None and self.condition is None:
+            taken = self._taken()
+            if taken is not None:
+                return taken
+        return self._scanner().to_table()
+
+    def _taken(self) -> pa.Table | None:
+        """The rows of `row_ids` by Lance's take, several times faster than a scan for them; None when the table no
+        longer holds one of them (the scan then says which it holds). `_take_rows` is pylance's, marked unstable:
+        pyproject.toml pins pylance and tests/server/storage/test_lance_table.py checks what is relied on."""
+        ordered = sorted(set(self.row_ids or ()))
+        if not ordered:
+            return None
+        dataset = self.table.to_lance()
+        columns = list(self.columns) if self.columns is not None else None
+        try:
+            taken = dataset._take_rows(ordered, columns=columns)
+        except OSError:  # an id of a fragment a rebuild removed ("belongs to non-existent fragment")
+            return None
+        if taken.num_rows != len(ordered):  # a row deleted since
+            return None
+        if self.row_id:
+            taken = taken.append_column("_rowid", pa.array(ordered, pa.uint64()))
+        return taken.slice(0, self.count) if self.count is not None else taken
+
+    def to_batches(self, batch_size: int | None = None) -> pa.RecordBatchReader:
+        return self._scanner(batch_size).to_reader()
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        return str(self._scanner().explain_plan(verbose))
+
+    def _scanner(self, batch_size: int | None = None) -> Any:
+        if isinstance(self.condition, str):
+            raise TypeError("conditions are expressions, never SQL text")
+        filters = [self.condition] if self.condition is not None else []
+        if self.row_ids is not None:
+            # Row ids are integers this server read from the table, never a client's text.
+            filters.append(f"_rowid IN ({', '.join(map(str, self.row_ids))})" if self.row_ids else "false")
+        if len(filters) == 2:
+            raise ValueError("a condition and row ids cannot be combined")
+        arguments: dict[str, Any] = {
+            "columns": list(self.columns) if self.columns is not None else None,
+            "filter": filters[0] if filters else None,
+            "prefilter": self.prefilter,
+            "with_row_id": self.row_id,
+            "batch_size": batch_size,
+        }
+        if self.full_text is not None:
+            arguments["full_text_query"] = self.full_text
+        if self.nearest is not None:
+            arguments["nearest"] = {**self.nearest, "k": self.count if self.count is not None else DEFAULT_LIMIT}
+        elif self.count is not None:
+            arguments["limit"] = self.count
+        return self.table.to_lance().scanner(**arguments)

@@ -1,0 +1,382 @@
+"""Read-only access to the LanceDB database: open lazily, never create, see rebuilds at the next check.
+
+The database is a local folder or a URI on object storage (`lancelot_schema.storage` says which, and how to
+reach it); a folder is checked for a new table version at every call, a bucket at most every
+LANCELOT_REFRESH_SECONDS.
+
+The store is the only way the tools reach the database. It can list tables, describe one and hand out
+its handle for queries; nothing here (or anywhere in the server) writes. Tables are read through Lance
+(`lance_table.py`), imported on first use, not at import: `tools/list` must not wait for it, and
+`prepare()` opens the default table in the background as soon as a server starts.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from lancelot_schema import languages, layout
+from lancelot_schema import storage as storage_module
+from lancelot_schema.settings import Storage
+from lancelot_schema.storage import Location, LocationError
+from lancelot_server.errors import (
+    DatabaseNotFound,
+    LancelotError,
+    StorageError,
+    TableLayoutError,
+    TableNotFound,
+    shown,
+)
+
+# Zero on a folder: every query checks for a newer table version first, so a table that lancelot-index
+# rebuilt is served at the very next call. The check is a small metadata read; LanceDB commits a version
+# atomically, so a reader sees the old table or the new one, never a half-written one. On object storage
+# the check is a listing (a round trip), made at most every LANCELOT_REFRESH_SECONDS (`_consistency`).
+READ_CONSISTENCY = timedelta(0)
+
+log = structlog.get_logger("lancelot.store")
+
+
+def _consistency(location: Location) -> timedelta:
+    return READ_CONSISTENCY if location.local else timedelta(seconds=location.refresh_seconds)
+
+
+def _nothing_stored(location: Location) -> DatabaseNotFound:
+    # A prefix is no folder: an empty listing is the bucket's "does not exist" (a mistyped prefix, most often).
+    return DatabaseNotFound(
+        f"Nothing is stored under {location}: no table. Check LANCEDB_PATH, or build it with "
+        f"`lancelot-index DOCS {location}`."
+    )
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which columns of a table play which part in a hit."""
+
+    columns: tuple[str, ...]
+    text: str
+    id: str | None
+    title: str | None
+    heading: str | None
+    sources: tuple[str, ...]
+    vectors: dict[str, int] = field(default_factory=dict)
+    stamped: dict[str, str] = field(default_factory=dict)
+    # Layout 2's locators (None in older tables and other tools' tables).
+    passage: str | None = None
+    passages: str | None = None
+    line_start: str | None = None
+    line_end: str | None = None
+    anchor: str | None = None
+
+    @property
+    def link_template(self) -> str | None:
+        """The `lancelot-index --link` template the table was stamped with, if any."""
+        return self.stamped.get("link_template") or None
+
+    @property
+    def language(self) -> str:
+        """How the table's full-text indexes split words (`lancelot-index --language`): tables stamped before
+        layout 3, and other tools' tables, were indexed in English."""
+        return self.stamped.get("language") or languages.DEFAULT
+
+    @property
+    def vector(self) -> str | None:
+        """The vector column searched: ours (`vector`) when present, else the first fixed-size float list."""
+        return next(iter(self.vectors), None)
+
+    @property
+    def vector_width(self) -> int | None:
+        return self.vectors[self.vector] if self.vector else None
+
+    @property
+    def readable(self) -> list[str]:
+        """Every column a hit or a read is built from: all but the vectors, which are large and meaningless to read,
+        and, in a table lancelot-index stamped, its bookkeeping (`layout.BOOKKEEPING`); another tool's table shows
+        every other column as metadata."""
+        hidden = layout.BOOKKEEPING if self.stamped.get("layout_version") else ()
+        return [name for name in self.columns if name not in self.vectors and name not in hidden]
+
+
+def _vector_widths(schema: Any) -> dict[str, int]:
+    import pyarrow as pa
+
+    found: dict[str, int] = {}
+    for arrow_field in schema:
+        kind = arrow_field.type
+        if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
+            found[arrow_field.name] = kind.list_size
+    # Our own column name first, so a table with several vector columns searches the documented one.
+    ours = {name: found[name] for name in layout.VECTOR_COLUMNS if name in found}
+    return {**ours, **found}
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
+
+
+@dataclass(frozen=True)
+class Damage:
+    """What the table's current version names but the disk lacks; empty when the table is whole."""
+
+    missing: tuple[str, ...] = ()  # data and deletion files, relative to the table folder
+    unindexed: tuple[str, ...] = ()  # columns whose index folder is missing or empty
+
+    def index_broken(self, column: str) -> bool:
+        return column in self.unindexed
+
+
+def damage(handle: Any) -> Damage:
+    """Check that every file the current version lists is on disk: a stat per file, no data read.
+
+    A folder copied in part, or files deleted by hand, otherwise surface only as Lance's `Not found`
+    in the middle of a query. Index files are not listed in the manifest, only their folder per segment.
+    """
+    dataset = handle.to_lance()
+    if _URL.match(dataset.uri):
+        # On object storage this would be a request per file; a missing object is reported by the read itself.
+        return Damage()
+    root = Path(dataset.uri)
+    missing: list[str] = []
+    for fragment in dataset.get_fragments():
+        meta = fragment.metadata
+        # A file with a base_id lives under another base path (multi-base tables); not ours to resolve.
+        paths = [f"data/{file.path}" for file in meta.files if file.base_id is None]
+        if meta.deletion_file is not None:
+            paths.append(meta.deletion_file.path(meta.id))
+        missing.extend(path for path in paths if not (root / path).is_file())
+    unindexed: list[str] = []
+    for index in dataset.describe_indices():
+        folders = [root / "_indices" / segment.uuid for segment in index.segments]
+        if any(not folder.is_dir() or not any(folder.iterdir()) for folder in folders):
+            unindexed.extend(index.field_names)
+    return Damage(tuple(missing), tuple(unindexed))
+
+
+def describe(schema: Any, text_column: str, table: str) -> Layout:
+    """The layout of a table from its Arrow schema; a table without the text column cannot be searched."""
+    names = tuple(schema.names)
+    if text_column not in names:
+        raise TableLayoutError(
+            f"Table {table!r} has no text column {text_column!r} (LANCEDB_TEXT_COLUMN); its columns are "
+            f"{', '.join(names)}. Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
+        )
+    import pyarrow as pa
+
+    kind = schema.field(text_column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise TableLayoutError(
+            f"Table {table!r} has a column {text_column!r} (LANCEDB_TEXT_COLUMN), but it holds {kind}, not text. "
+            "Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
+        )
+    return Layout(
+        columns=names,
+        text=text_column,
+        id=layout.ID if layout.ID in names else None,
+        title=layout.TITLE if layout.TITLE in names else None,
+        heading=layout.HEADING if layout.HEADING in names else None,
+        sources=tuple(name for name in layout.SOURCE_COLUMNS if name in names),
+        vectors=_vector_widths(schema),
+        stamped=layout.decode_metadata(schema.metadata),
+        passage=_present(layout.PASSAGE, names),
+        passages=_present(layout.PASSAGES, names),
+        line_start=_present(layout.LINE_START, names),
+        line_end=_present(layout.LINE_END, names),
+        anchor=_present(layout.ANCHOR, names),
+    )
+
+
+def _present(column: str, names: tuple[str, ...]) -> str | None:
+    return column if column in names else None
+
+
+class Store:
+    """One database, a folder or a URI on object storage, connected on first use; table handles are opened
+    once and reused (on Lambda, across warm invocations: the store lives in the container).
+
+    On object storage a listing is a round trip, so the table names (and so `exists`) are kept for
+    LANCELOT_REFRESH_SECONDS, as LanceDB keeps each table's version; a failure is kept as long, so a
+    bucket that cannot be reached costs one wait per interval, not one per call.
+    """
+
+    def __init__(self, db_path: str | None, storage: Storage | None = None) -> None:
+        # Never a password written into the URI: this is what status and every message show.
+        self.db_path = storage_module.shown(db_path) if db_path is not None else None
+        self._lock = threading.Lock()
+        self._tables: dict[str, Any] = {}
+        # Object storage: when the tables were listed, and their names or the failure.
+        self._listed: tuple[float, list[str] | LancelotError] | None = None
+        self.location: Location | None = None
+        self._refused: str | None = None
+        self._preparing: threading.Thread | None = None
+        if db_path is not None:
+            try:
+                self.location = storage_module.locate(db_path, storage)
+            except LocationError as exc:
+                self._refused = f"LANCEDB_PATH: {exc}"
+
+    def exists(self) -> bool:
+        if self.location is None:
+            return False
+        if self.location.local:
+            return self.location.path.is_dir()
+        try:
+            self.table_names()
+        except LancelotError:
+            return False
+        return True
+
+    def _located(self) -> Location:
+        if self.location is None:
+            raise DatabaseNotFound(
+                self._refused
+                or "No database is configured. Set LANCEDB_PATH to the folder that lancelot-index wrote "
+                "(or run lancelot-init)."
+            )
+        if self.location.local:
+            self._check_folder(self.location.path)
+        return self.location
+
+    def _check_folder(self, path: Path) -> None:
+        if path.is_dir():  # one look on every call; the two below only to say what is wrong
+            return
+        if not path.exists():
+            raise DatabaseNotFound(
+                f"The database folder {self.db_path} does not exist. Check LANCEDB_PATH, or build it with "
+                f"`lancelot-index DOCS {self.db_path}`."
+            )
+        raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
+
+    def failure(self, error: BaseException) -> StorageError | None:
+        """The object store's refusal or absence behind `error`, as one line naming the URI; else None."""
+        if self.location is None:
+            return None
+        problem = storage_module.failure(self.location, error)
+        return StorageError(problem) if problem is not None else None
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Object-storage failures inside become a `StorageError`; Lance's long text goes to the log only."""
+        try:
+            yield
+        except LancelotError:
+            raise
+        except Exception as exc:
+            problem = self.failure(exc)
+            if problem is None:
+                raise
+            log.warning("object storage failed", database=self.db_path, error=str(exc)[:2000])
+            raise problem from None
+
+    def prepare(self, name: str) -> None:
+        """Open table `name` in the background: Lance's import, the listing and the table's manifest, so that the
+        first search finds it open. Calls that come first wait for it; a failure is left for them to meet again
+        and report. Call it once the server answers requests (an import competing with the SDK's slows both)."""
+        if self.location is None or self._preparing is not None:
+            return
+        self._preparing = threading.Thread(target=self._prepare, args=(name,), name="lancelot-prepare", daemon=True)
+        self._preparing.start()
+
+    def _prepare(self, name: str) -> None:
+        try:
+            self.table(name)
+        except Exception as exc:  # the first call that needs the table meets it again and says why
+            log.debug("table not prepared", table=name, reason=str(exc)[:200])
+
+    def _ready(self) -> None:
+        """Wait for `prepare` to end (at once when it has, or was never started)."""
+        preparing = self._preparing
+        if preparing is not None and preparing is not threading.current_thread():
+            preparing.join()
+
+    def settle(self, seconds: float) -> None:
+        """Give `prepare` up to `seconds` to end: the server is stopping, and a process that exits while the
+        thread is inside Lance's import or a read can abort (SIGABRT) instead of exiting 0."""
+        if self._preparing is not None:
+            self._preparing.join(seconds)
+
+    def table_names(self) -> list[str]:
+        self._ready()
+        location = self._located()
+        if location.local:
+            return self._listing()
+        with self._lock:
+            listed = self._listed
+        if listed is None or time.monotonic() - listed[0] >= location.refresh_seconds:
+            found: list[str] | LancelotError
+            try:
+                found = self._listing() or _nothing_stored(location)
+            except LancelotError as exc:
+                found = exc
+            listed = (time.monotonic(), found)
+            with self._lock:
+                self._listed = listed
+        if isinstance(listed[1], LancelotError):
+            raise type(listed[1])(str(listed[1]))  # a fresh one: the kept one's traceback stays as it was
+        return list(listed[1])
+
+    def _listing(self) -> list[str]:
+        location = self._located()
+        from lancelot_server.storage import lance_table
+
+        with self.reading():
+            return lance_table.table_names(location.uri, dict(location.options))
+
+    def table(self, name: str, pinned: bool = False) -> Any:
+        """The table's handle, opened once; `pinned`, a copy of it at the version reads see now, for one request
+        (`LanceTable.pinned`). A table that is gone (dropped, or its folder replaced) is reopened."""
+        self._ready()
+        self._located()  # a folder is checked at every call; a bucket through the listing kept below
+        with self._lock:
+            handle = self._tables.get(name)
+        if handle is not None:
+            try:
+                # A probe that fails once the table's files are gone. Pinning is one, so a search looks up the
+                # latest version once, not twice.
+                if pinned:
+                    return handle.pinned()
+                handle.version  # noqa: B018
+                return handle
+            except Exception:
+                with self._lock:
+                    self._tables.pop(name, None)
+        if name not in self.table_names():
+            raise TableNotFound(self._missing_table(name))
+        location = self._located()
+        from lancelot_server.storage.lance_table import LanceTable
+
+        try:
+            with self.reading():
+                handle = LanceTable.open(location.table_uri(name), dict(location.options), _consistency(location))
+        except (FileNotFoundError, ValueError) as exc:
+            # Listed but unreadable: a damaged folder, or one dropped since the listing.
+            if name not in self.table_names():
+                raise TableNotFound(self._missing_table(name)) from exc
+            raise self.unreadable(name) from exc
+        with self._lock:
+            self._tables[name] = handle
+        return handle.pinned() if pinned else handle
+
+    def unreadable(self, name: str, found: Damage | None = None) -> TableLayoutError:
+        detail = ""
+        if found is not None and found.missing:
+            more = len(found.missing) - 1
+            others = f", and {more} more file{'s' if more > 1 else ''}" if more else ""
+            detail = f": {found.missing[0]} is missing{others}"
+        return TableLayoutError(
+            f"Table {shown(name)} in {self.db_path} cannot be read (damaged or incomplete{detail}). "
+            "Rebuild it with lancelot-index."
+        )
+
+    def _missing_table(self, name: str) -> str:
+        # No listing here: which tables a caller may hear of is `tables.Tables`'s to say.
+        return f"Table {shown(name)} is not in the database {self.db_path}."
