@@ -1,9 +1,10 @@
 """The only module that writes tables, through Lance (the storage engine LanceDB tables are made of).
 
 A LanceDB table `NAME` is the Lance dataset `DB/NAME.lance`, in a folder or on object storage (`DB` a
-`Location`, its storage options given to every call); the server opens it with lancedb, and the
-FTS index built here is the one `table.search(q, query_type="fts")` uses. The indexer does not import
-lancedb: that import alone costs seconds (its REST client's models), more than indexing a manual.
+`Location`, its storage options given to every call); the server opens it through Lance too
+(`lancelot_server.lance_table`), and its full-text searches use the FTS index built here. Neither side
+imports lancedb, whose import alone costs more than indexing a manual (docs/decisions.md, "Indexer:
+writing through Lance, not lancedb").
 Every change to a table goes through `prepare`, `apply` (the data commit, from a table or a stream of
 batches) and `finish` (stamp, indexes, old versions), or `replace_table` for a table in memory; how a
 table is replaced without a reader ever seeing a broken one:
