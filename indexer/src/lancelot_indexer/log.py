@@ -1,7 +1,7 @@
 """The indexer's log: structlog on stderr, imported only when there is something to show.
 
-Importing structlog takes about a fifth of a second (more when rich is installed, which it imports),
-as long as reading a few hundred pages. `lancelot-index --quiet` over a clean folder logs nothing, so it
+Importing structlog takes as long as reading a few hundred pages (more when rich is installed, which it
+imports; docs/decisions.md). `lancelot-index --quiet` over a clean folder logs nothing, so it
 should not pay for it: `configure` records the level, and the first message shown at that level sets
 up logging with `lancelot_schema.logs.configure` and is logged through structlog like any other.
 Without `configure` (the pipeline used as a library) messages go to structlog as the caller set it up.

@@ -1,12 +1,12 @@
 """Keep the C library from holding memory the indexer no longer uses.
 
-glibc keeps what Python and Lance free in its arenas for later use: after a streamed write of the
-PostgreSQL manual copied 32 times, a process held 630 MB of which `malloc_trim` gave back 360 MB, and
-each index build that followed stacked its own peak on top of the kept memory. So `trim` is called after
-each batch and after each index build. And glibc gives each thread that contends for memory an arena of
-its own (up to 8 per core): Lance's many threads then leave memory free in one arena that another cannot
-use. One arena (`limit_arenas`) took the peak of that run from 790 MB to 640 MB (two: 680 MB), and it
-was no slower. Elsewhere (macOS, musl) neither function exists and both do nothing.
+glibc keeps what Python and Lance free in its arenas for later use: after a large streamed write a
+process held much more than it used, `malloc_trim` gave over half of it back, and each index build that
+followed stacked its own peak on top of the kept memory. So `trim` is called after each batch and after
+each index build. And glibc gives each thread that contends for memory an arena of its own (up to 8 per
+core): Lance's many threads then leave memory free in one arena that another cannot use. One arena
+(`limit_arenas`) lowered the peak of that run, and it was no slower (docs/decisions.md, "Incremental
+rebuilds and bounded memory"). Elsewhere (macOS, musl) neither function exists and both do nothing.
 """
 
 from __future__ import annotations

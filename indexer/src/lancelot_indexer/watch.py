@@ -8,8 +8,9 @@ DOCS in its own threads; the ones that can change what a rebuild reads (a docume
 not the database's tables when DB lies inside DOCS, not a dot name, not an --exclude match) are queued
 with their time. The loop waits until none came for `settle` seconds, so that an editor saving through a
 temporary file and a rename, or a copy of many files, causes one rebuild; changes that never settle are
-rebuilt every `longest` seconds. A rebuild is `pipeline.build`: incremental, and about 0.2 s when nothing
-changed. One line is printed per rebuild. Changes made during a rebuild are queued and cause the next.
+rebuilt every `longest` seconds. A rebuild is `pipeline.build`: incremental, and quick when nothing
+changed (docs/decisions.md, "Indexer: `--watch`"). One line is printed per rebuild. Changes made during a
+rebuild are queued and cause the next.
 
 A rebuild that fails (no documents left, a file that vanished as it was read, another indexer holding the
 lock) prints its error and the watch goes on; only DOCS itself vanishing ends it. A stop (Ctrl-C, the

@@ -7,8 +7,8 @@ these are the only ones. A text longer than the model's input limit is split, an
 parts are averaged (weighted by length) and renormalised: nothing is cut off. The first request that
 fails for good stops the run with an `EmbeddingError` that names the cause.
 
-Vectors come back as one flat float32 array (20,000 chunks of 1,536 floats as Python lists would take
-about a gigabyte). The openai package is imported on first use. Requests and retries: `embed_request`.
+Vectors come back as one flat float32 array, a tenth of the memory of Python lists (docs/decisions.md,
+"Indexer: embedding requests"). The openai package is imported on first use. Requests and retries: `embed_request`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ MAX_INPUTS = 2048
 MAX_INPUT_TOKENS = 8192
 MAX_REQUEST_TOKENS = 300_000
 # What we put in one request: a third of OpenAI's cap, so that a request stays short on a slow endpoint
-# too (all-MiniLM-L6-v2 on two CPU cores embeds about 10 chunks a second) and a retry resends little.
+# too (a local CPU model, docs/decisions.md) and a retry resends little.
 REQUEST_TOKEN_BUDGET = 100_000
 # The estimate must never fall below the real count. BPE tokenizers give about 4 bytes a token for
 # English and 3 for code; 2 covers CJK, emoji and digit runs as well, without a tokenizer.

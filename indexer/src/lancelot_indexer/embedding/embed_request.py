@@ -114,9 +114,9 @@ class Caller:
                 stats.requests += 1
             try:
                 # The client's low-level post (its documented way to a raw answer): `embeddings.create`
-                # walks every input to transform it and builds a model object per vector, about 30 ms of
-                # CPU for 220 inputs, as much as the request itself takes on a fast endpoint. Errors,
-                # timeouts and statuses are raised exactly as `create` raises them.
+                # walks every input to transform it and builds a model object per vector, as much CPU as
+                # the request itself takes on a fast endpoint (docs/benchmarks.md). Errors, timeouts and
+                # statuses are raised exactly as `create` raises them.
                 answer = self.client.post(
                     "/embeddings",
                     body={"model": self.model, "input": batch, "encoding_format": "base64"},

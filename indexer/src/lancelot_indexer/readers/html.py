@@ -6,10 +6,10 @@ next to block elements, then turns the marked text into paragraphs. Each block r
 lands; an element that starts inside a block's text is the anchor of the blocks after it.
 
 Deep nesting is slow inside Lexbor, not here: for each block element it opens, an HTML5 tree builder
-looks down the stack of open elements for a `p` to close, so d nested `div`s cost d² (measured: 10,000
-in 0.5 s, 20,000 in 2 to 3.5 s, 40,000 in 15 to 20 s; nested `span`s stay linear, and so does the walk
-below). Lexbor has no depth limit, and a pre-scan of the markup in Python costs about as much as the
-parse, so the bound is the per-file time limit of `workers.py`, which stops such a page and skips it.
+looks down the stack of open elements for a `p` to close, so d nested `div`s cost d² (nested `span`s stay
+linear, and so does the walk below; docs/decisions.md, "HTML parser"). Lexbor has no depth limit, and a
+pre-scan of the markup in Python costs about as much as the parse, so the bound is the per-file time limit
+of `workers.py`, which stops such a page and skips it.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ _MARKS: dict[str, tuple[str, str]] = {
 
 
 # By Lexbor's number for the tag, which a node gives faster than its name; as the UTF-8 that Lexbor stores,
-# which selectolax would otherwise encode again for each of the walk's 230,000 insertions (manual: 10 ms).
+# which selectolax would otherwise encode again for each of the walk's insertions (docs/decisions.md).
 _NODES = LexborHTMLParser("")
 _MARKS_BY_TAG_ID = {
     _NODES.create_node(tag).tag_id: (before.encode("utf-8"), after.encode("utf-8"))
@@ -109,8 +109,8 @@ def _taking(method: Any, kind: type[_Value]) -> Callable[[LexborNode, _Value], N
     """`method` for a `kind` of argument (str or bytes), called as `_taking(LexborNode.insert_after, str)(node, text)`.
 
     Selectolax's insert and replace methods are Cython fused functions: called as methods, each call picks its
-    specialisation by the argument's type in Python, which costs more than the insertion itself (the walk over
-    the PostgreSQL manual's 130,000 block elements: 0.17 s through the methods, 0.10 s through these).
+    specialisation by the argument's type in Python, which costs more than the insertion itself
+    (docs/decisions.md, "HTML parser").
     """
     specialised: Callable[[LexborNode, _Value], None] = getattr(method, "__signatures__", {}).get(kind.__name__, method)
     return specialised

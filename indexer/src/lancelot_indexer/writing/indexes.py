@@ -3,10 +3,10 @@ passage; an n-gram index on the text of a large table. Called by `write.py` only
 
 After a merge the rows it added are not in the indexes yet (LanceDB scans them meanwhile, so search works
 at every moment). When they are a small share of the table, each index gets a delta segment of its own
-(`optimize_indices(num_indices_to_merge=0)`): on a 100,000-passage table, 0.5–2 s where merging them in
-costs 5 s and more. Deltas pile up, and the rows they replaced stay in the older segments (filtered out
-at search time, but counted in BM25's statistics), so a large change, or the `MAX_DELTAS`-th delta, folds
-everything into one segment per index and compacts the data files (docs/decisions.md, "Incremental rebuilds").
+(`optimize_indices(num_indices_to_merge=0)`), which never costs more than merging them in. Deltas pile
+up, and the rows they replaced stay in the older segments (filtered out at search time, but counted in
+BM25's statistics), so a large change, or the `MAX_DELTAS`-th delta, folds everything into one segment per
+index and compacts the data files (docs/decisions.md, "Incremental rebuilds").
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *,
 def update_ngram(dataset: lance.LanceDataset, *, wanted: bool, min_rows: int) -> None:
     """With `wanted` (the table has full-text indexes), a table of `min_rows` rows or more gets the n-gram
     index on its text, kept once made; without, it is dropped with them. Made before the full-text
-    indexes: its build is the largest peak of memory of a run (+400 MB at 291,712 rows), and before
-    them it does not stack on what their builds leave held (about 100 MB less at that size)."""
+    indexes: its build is the largest peak of memory of a run, and before them it does not stack on what
+    their builds leave held (docs/decisions.md, "Incremental rebuilds and bounded memory")."""
     substrings = [index for index in dataset.describe_indices() if index.type_url.endswith("NGramIndexDetails")]
     if not wanted:
         for index in substrings:
@@ -94,7 +94,7 @@ def update_ngram(dataset: lance.LanceDataset, *, wanted: bool, min_rows: int) ->
 def update_scalar_indexes(dataset: lance.LanceDataset, *, fold: str | None) -> None:
     """B-tree indexes on the columns a document read filters on (`path`, `passage`), so that reading one
     document or one passage's neighbours looks rows up instead of scanning the table. An overwrite drops
-    them (made again here, about 35 ms per 100,000 rows each). `fold`: after a merge, how the rows it
+    them (made again here: cheap, docs/decisions.md). `fold`: after a merge, how the rows it
     added join every index, the text index too: "delta" (a segment of their own) or "merge" (into the
     existing segment)."""
     indexed = {tuple(index.field_names) for index in dataset.describe_indices()}

@@ -290,8 +290,8 @@ def _merge(
         merge = merge.when_matched_update_all(condition=changed or None).when_not_matched_insert_all()
         merge = merge.when_not_matched_by_source_delete()
     else:
-        # The rows of changed documents only: their comparison would cost more than it saves (0.27 s against
-        # 0.02 s for one page at 100,000 rows: the condition makes Lance read every matched column).
+        # The rows of changed documents only: their comparison would cost more than it saves (the condition
+        # makes Lance read every matched column; docs/decisions.md, "One commit, only the changed documents").
         merge = merge.when_matched_update_all().when_not_matched_insert_all()
         if replaced:
             # Sorted: the same change is the same condition.
@@ -304,10 +304,9 @@ def _merge(
 
 
 # A table of at least this many rows with full-text indexes also gets an n-gram index on its text: when BM25
-# finds nothing, the server's substring match looks each word up in it instead of scanning every passage
-# (about 2.7 ms per 1,000 passages). Below this size a scan costs less than 10 BM25 searches, and the index
-# is dear to build: 6 s at 20,000 rows, 9 s at 100,000, where the three full-text indexes take 1.3 s and
-# 7 s (docs/decisions.md, "Search cost").
+# finds nothing, the server's substring match looks each word up in it instead of scanning every passage.
+# Below this size a scan costs less than 10 BM25 searches, and the index is dear to build, dearer than the
+# three full-text indexes at 20,000 rows (docs/decisions.md, "Search cost").
 NGRAM_MIN_ROWS = 50_000
 NGRAM_INDEX = indexes.NGRAM_INDEX
 

@@ -21,9 +21,8 @@ none of its files is named.
 
 On a bucket this costs a listing of the database, and for each table a listing of it, the latest
 manifest, Lance's reading of every manifest (a listing of `_versions/` and two reads each but the latest's)
-and a listing of each index folder a manifest names; then a request per file removed: 23 requests, 0.25 s,
-for the PostgreSQL manual killed in its first rebuild (6 versions, 2 files). Only after a run that did
-not finish.
+and a listing of each index folder a manifest names; then a request per file removed (docs/decisions.md,
+"Indexer: writing object storage"). Only after a run that did not finish.
 """
 
 from __future__ import annotations
