@@ -172,8 +172,7 @@ def _cut(db: Path, rows: int) -> None:
 
     import pyarrow as pa
 
-    from lancelot_indexer.writing import write
-    from lancelot_indexer.writing.database import lock
+    from lancelot_indexer.writing import database, write
     from lancelot_schema import layout
 
     documents = write.open_table(db, "documents")
@@ -187,7 +186,7 @@ def _cut(db: Path, rows: int) -> None:
     totals = data.column(layout.PASSAGES).to_pylist()
     counts = pa.array([kept if path == last else total for path, total in zip(paths, totals, strict=True)], pa.int32())
     data = data.set_column(data.schema.get_field_index(layout.PASSAGES), layout.PASSAGES, counts)
-    with lock.locked(db):
+    with database.locked(db):
         for name, fts in (("bench", True), ("bench_plain", False)):
             # Written afresh, so that the writer creates the table and its indexes as on a first index run.
             shutil.rmtree(db / f"{name}.lance", ignore_errors=True)

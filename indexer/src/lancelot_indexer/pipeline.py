@@ -43,7 +43,6 @@ from lancelot_indexer.documents.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_indexer.errors import EmptyDocsError
 from lancelot_indexer.readers.formats import FORMATS
 from lancelot_indexer.writing import database, replace, sources
-from lancelot_indexer.writing.database import lock
 from lancelot_indexer.writing.replace import Extension
 from lancelot_schema import languages, layout
 from lancelot_schema.storage import Location
@@ -157,7 +156,7 @@ def build(
         # Locked before reading: a second indexer stops at once, not after reading the whole folder.
         with (
             database.storage_failures(location),
-            lock.locked(location) as held,
+            database.locked(location) as held,
             replace.writer_import() as import_writer,
         ):
 
@@ -191,7 +190,7 @@ def build(
                 # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed
                 # in a folder), but perhaps for the folder it is stamped as read from.
                 if table_dir is not None:
-                    lock.remove_temp_files(table_dir)
+                    database.remove_temp_files(table_dir)
                 version = cached.version
                 if cached.source != source:
                     changing()

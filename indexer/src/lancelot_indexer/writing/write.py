@@ -29,8 +29,8 @@ Old versions are deleted only once they have been superseded for `keep_versions`
 old version keeps it that long), with every file no version names that is older than the oldest version
 kept; leftover `.tmp*` files from a killed write in a folder are removed at every run. What a run that did
 not finish wrote but never committed is removed sooner, by the next run as soon as it holds the lock
-(`leftovers.py`). All of it runs under the database's lock (`lock.py`), so that no other indexer is writing
-at the same time.
+(`database/leftovers.py`). All of it runs under the database's lock (`database/lock.py`), so that no
+other indexer is writing at the same time.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ import pyarrow as pa
 
 from lancelot_indexer.errors import DatabaseError, IndexerError
 from lancelot_indexer.writing import database, indexes
-from lancelot_indexer.writing.database.lock import remove_temp_files
 from lancelot_schema import languages, layout
 from lancelot_schema.storage import Location
 
@@ -121,7 +120,7 @@ def replace_table(
     keep_versions: timedelta,
 ) -> WriteResult:
     """Make table `name` hold exactly `data`, stamped with `metadata`, its full-text indexes built for
-    `language` (a key of `languages.FTS_PARAMS`). Call it under `lock.locked(db)`."""
+    `language` (a key of `languages.FTS_PARAMS`). Call it under `database.locked(db)`."""
     data = data.replace_schema_metadata(dict(metadata))
     plan = prepare(db, name, data.schema)
     written = apply(plan, data, None)
@@ -134,7 +133,7 @@ def prepare(db: Path | Location, name: str, schema: pa.Schema, before_change: Ca
     made after calling `before_change`)."""
     location = database.located(db)
     try:
-        temp_removed = remove_temp_files(location.path / f"{name}.lance") if location.local else 0
+        temp_removed = database.remove_temp_files(location.path / f"{name}.lance") if location.local else 0
         dataset = open_table(location, name)
         if dataset is None:
             return Plan("create", None, temp_removed, location, name)

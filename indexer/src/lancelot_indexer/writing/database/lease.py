@@ -35,7 +35,7 @@ from typing import Any
 
 from lancelot_indexer import log
 from lancelot_indexer.errors import LockedError
-from lancelot_indexer.writing import database
+from lancelot_indexer.writing.database.location import conflict, failure, options, storage_failures
 from lancelot_schema.storage import Location
 
 NAME = ".lancelot-index.lock"
@@ -121,7 +121,7 @@ class Lease:
         # clears it once they are removed, and the release keeps it for the next run otherwise.
         self.leftovers: str | None = None
         self._marked = False  # whether UNFINISHED was set when the lock was taken
-        self._options = database.options(location)
+        self._options = options(location)
         self._lease = lease
         self._renew = renew
         self._version = 0
@@ -142,13 +142,13 @@ class Lease:
         try:
             return lance.dataset(self.uri, storage_options=self._options)
         except ValueError as exc:
-            if (known := database.failure(self.location, exc)) is not None:
+            if (known := failure(self.location, exc)) is not None:
                 raise known from exc
         try:
             empty = pa.table({"lock": pa.array([], pa.int8())})
             return lance.write_dataset(empty, self.uri, mode="create", storage_options=self._options)
         except OSError as exc:
-            if (known := database.failure(self.location, exc)) is not None and not database.conflict(exc):
+            if (known := failure(self.location, exc)) is not None and not conflict(exc):
                 raise known from exc
             # Made by another indexer at the same moment ("Dataset already exists").
             return lance.dataset(self.uri, storage_options=self._options)
@@ -170,7 +170,7 @@ class Lease:
                 storage_options=self._options,
             )
         except OSError as exc:
-            if database.conflict(exc):
+            if conflict(exc):
                 return None
             raise
         self._dataset = done
@@ -187,7 +187,7 @@ class Lease:
         )
 
     def take(self) -> None:
-        with database.storage_failures(self.location):
+        with storage_failures(self.location):
             self._dataset = dataset = self._open()
             config = dataset.config()
             stored = config.get(KEY)

@@ -1,6 +1,7 @@
 """What a run that did not finish left in the database: files that no version of a table names.
 
     removed = remove(location, check)   # under the lock, before this run writes; how many files went
+    remove_temp_files(table_dir)        # the `.tmp*` files a killed write left in a folder, at every run
 
 A write uploads its data files (and deletion and index files) before the commit that names them, and a
 commit writes its transaction file before its manifest. A run killed, or stopped by an error, in between
@@ -19,6 +20,9 @@ Nothing else is touched (manifests, the saved copy `lancelot-sources.json`, `_re
 tools). A table with no manifest at all (a first build killed before its first commit) has no version, so
 none of its files is named.
 
+A write killed in a folder also leaves `.tmp*` files, which no manifest names and Lance's clean-up never
+sees: they are removed at every run, whether the last one finished or not (`remove_temp_files`).
+
 On a bucket this costs a listing of the database, and for each table a listing of it, the latest
 manifest, Lance's reading of every manifest (a listing of `_versions/` and two reads each but the latest's)
 and a listing of each index folder a manifest names; then a request per file removed (docs/decisions.md,
@@ -27,12 +31,13 @@ and a listing of each index folder a manifest names; then a request per file rem
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lancelot_indexer.writing import database
+from lancelot_indexer.writing.database.location import options as storage_options
 from lancelot_schema.storage import Location
 
 # The files only a manifest makes part of a version, as Lance names them: anything else is left alone.
@@ -50,7 +55,7 @@ def remove(location: Location, check: Callable[[], None]) -> int:
     `check` is called before the first removal (it raises when this run no longer holds the lock)."""
     from lance.file import LanceFileSession
 
-    options = database.options(location)
+    options = storage_options(location)
     if location.local and not location.path.is_dir():
         return 0
     listing = LanceFileSession(location.uri, storage_options=options).list_with_delimiter()
@@ -103,3 +108,16 @@ def _remove_empty_folders(table_dir: Path, removed: list[str]) -> None:
             (table_dir / folder).rmdir()
         except OSError:
             continue
+
+
+def remove_temp_files(table_dir: Path) -> int:
+    """Remove the `.tmp*` files a killed write leaves behind (Lance's cleanup never sees them)."""
+    removed = 0
+    if not table_dir.is_dir():
+        return 0
+    for leftover in table_dir.rglob(".tmp*"):
+        with contextlib.suppress(OSError):
+            if leftover.is_file():
+                leftover.unlink()
+                removed += 1
+    return removed

@@ -14,7 +14,7 @@ it wrote but never committed. The lock file holds the record of the run holding 
 finishes (a record found there is a run that did not); a bucket's lease is found taken over, or marked
 unfinished. Then the files no version names are removed (`leftovers.py`) as soon as the lock is held, before
 the run writes anything, also by a run that has nothing to write; a run after a finished one pays nothing
-for it. `.tmp` files a killed write leaves in a folder are removed at every run (`remove_temp_files`).
+for it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from lancelot_indexer import log
 from lancelot_indexer.errors import DatabaseError, LockedError
-from lancelot_indexer.writing import database
+from lancelot_indexer.writing.database.location import failure, located
 from lancelot_schema.storage import Location
 
 LOCK_FILE = ".lancelot-index.lock"
@@ -58,7 +58,7 @@ class _FileLock:
 def locked(db: Path | Location) -> Iterator[Held]:
     """Hold the database's lock; raise LockedError when another indexer holds it. What a run that did not
     finish left is removed first."""
-    location = database.located(db)
+    location = located(db)
     if not location.local:
         from lancelot_indexer.writing.database import lease
 
@@ -79,7 +79,7 @@ def _remove_leftovers(location: Location, held: Held) -> None:
     try:
         removed = leftovers.remove(location, held.check)
     except Exception as exc:  # a store that refuses deletes, say: the lock keeps the mark, the next run tries again
-        problem = database.failure(location, exc)
+        problem = failure(location, exc)
         log.warning("could not remove what a run that did not finish left", error=str(problem or exc)[:300])
         return
     log.info("removed what a run that did not finish left", why=held.leftovers, files=removed)
@@ -163,16 +163,3 @@ def _lock(handle: Any) -> None:
         import fcntl
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def remove_temp_files(table_dir: Path) -> int:
-    """Remove the `.tmp*` files a killed write leaves behind (Lance's cleanup never sees them)."""
-    removed = 0
-    if not table_dir.is_dir():
-        return 0
-    for leftover in table_dir.rglob(".tmp*"):
-        with contextlib.suppress(OSError):
-            if leftover.is_file():
-                leftover.unlink()
-                removed += 1
-    return removed
