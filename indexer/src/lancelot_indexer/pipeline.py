@@ -8,6 +8,11 @@ theirs in one merge. Any change to what a row holds (chunk size, language, link 
 embedding model, layout or indexer version) reads every file again. Rows go to the writer in batches as
 they are read (`stream.py`), so memory does not grow with the folder.
 
+Under the lock, a run plans, then applies: `_plan` learns what the table was built from and decides which
+files are read, which documents keep their rows and whose rows go (a `Plan`: every file hashed, none
+parsed); `_apply` reads those files into rows and writes them in one commit, or, when nothing changed,
+writes at most a new stamp.
+
 `build` holds the database lock from the first read of the current table to the last write, so an
 `Extension` (embeddings) can look at the current table, add columns and metadata, and be sure that what
 it looked at is what gets replaced. Importing this module is cheap: the writer (pyarrow, Lance) is
@@ -30,11 +35,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from lancelot_indexer import __version__, log, memory
-from lancelot_indexer.documents.changes import changes
+from lancelot_indexer.documents.changes import Changes, changes
 from lancelot_indexer.documents.collect import (
     DEFAULT_FILE_TIMEOUT,
     ProgressCallback,
     Reader,
+    Tally,
     Walked,
     require_folder,
     walked,
@@ -125,6 +131,42 @@ def _stamp(options: Options, docs: Path) -> dict[str, str]:
     return metadata(options.chunk_size, options.link, options.language, options.exclude, docs)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What a run is given, resolved: the folder, the database, the options, the stamp and what the walk found."""
+
+    docs: Path
+    db: Path | Location  # as given, for the report
+    location: Location
+    options: Options
+    stamp: dict[str, str]
+    wanted: dict[str, str]  # the settings the rows depend on (sources.ROW_SETTINGS), the extension's too
+    found: Walked
+    extension: Extension | None
+    on_progress: ProgressCallback | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run does, known before any document is parsed (every file is hashed): which files are read,
+    which documents keep their rows, and whose rows go.
+
+    `previous`: what the table was built from (None: no table), `cached` the same when the copy beside the
+    table gave it (no Lance needed), `copy` where that copy lives; `full`: why every document is read (None:
+    only the changed ones, `changed.to_read`)."""
+
+    copy: sources.Folder | sources.Prefix | None
+    cached: sources.Sources | None
+    previous: sources.Sources | None
+    full: str | None
+    changed: Changes
+
+    @property
+    def replaced(self) -> frozenset[str] | None:
+        """The paths whose rows an incremental merge replaces; None: the whole table is written."""
+        return None if self.full is not None else self.changed.replaced
+
+
 def build(
     docs: Path,
     db: Path | Location,
@@ -145,9 +187,9 @@ def build(
     location = database.located(db)
     memory.limit_arenas()
     stamp = _stamp(options, docs)
-    source = stamp[layout.META_SOURCE]
     wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
     found = walked(docs, options.exclude)
+    run = _Run(docs, db, location, options, stamp, wanted, found, extension, on_progress)
     with Reader(
         options.chunk_size, len(found.found), workers=options.workers, file_timeout=options.file_timeout
     ) as reader:
@@ -165,59 +207,90 @@ def build(
                 if on_write is not None:
                     on_write()
 
-            copy = sources.place(location, options.table)
-            cached = sources.cached(copy) if copy is not None else None
-            table_dir = location.path / f"{options.table}.lance" if location.local else None
-            if cached is None and table_dir is not None and table_dir.is_dir():
-                reader.start()  # forked before Lance is imported to read the table
-            previous = cached or replace.from_table(location, options.table, options.fts)
-            full = "no table" if previous is None else sources.full_rebuild_reason(previous.settings, wanted)
-            changed = changes(found.found, previous.files if previous is not None and full is None else {})
-            replaced = None if full is not None else changed.replaced
-            if changed.to_read:
+            plan = _plan(run, reader)
+            if plan.changed.to_read:
                 reader.start()
-            if full is not None or replaced:
+            if plan.full is not None or plan.replaced:
                 import_writer()  # a write is coming: Lance is imported while the workers read
-            batches = reader.batches(changed.to_read, on_progress)
-            first = next(batches, None)
-            tally = reader.tally
-            if first is None and not changed.kept and not options.allow_empty:
-                _log_leftovers([*found.skipped, *tally.skipped], found.duplicates, _unmatched(options, found))
-                raise _empty(docs, found.excluded)
-            unchanged = first is None and full is None and not replaced
-            target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
-            if unchanged and cached is not None and cached.fts == options.fts:
-                # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed
-                # in a folder), but perhaps for the folder it is stamped as read from.
-                if table_dir is not None:
-                    database.remove_temp_files(table_dir)
-                version = cached.version
-                if cached.source != source:
-                    changing()
-                    version = replace.restamp(location, target, source)
-                    if copy is not None:
-                        sources.save(copy, dataclasses.replace(cached, version=version, source=source))
-                result = replace.Result("merge", version, cached.rows, options.fts, cached.width)
-            else:
-                import_writer()
-                result = replace.write_rows(location, target, first, batches, extension, stamp, replaced, changing)
-                kept = {path: previous.files[path] for path in changed.kept} if previous is not None else {}
-                files = {**kept, **tally.hashes}
-                done = sources.Sources(wanted, files, options.fts, result.rows, result.version, result.width, source)
-                if copy is not None:
-                    sources.save(copy, done)
+            result = _apply(run, plan, reader, import_writer, changing)
+    report = _report(run, plan, result, reader.tally, time.perf_counter() - started)
+    if extension is not None:
+        extension.kept(report.kept_rows, result.width)
+    log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy, read=report.read)
+    return report
+
+
+def _plan(run: _Run, reader: Reader) -> Plan:
+    """What the table was built from, and what this run reads, keeps and replaces (under the lock)."""
+    options, location = run.options, run.location
+    copy = sources.place(location, options.table)
+    cached = sources.cached(copy) if copy is not None else None
+    table_dir = _table_dir(run)
+    if cached is None and table_dir is not None and table_dir.is_dir():
+        reader.start()  # forked before Lance is imported to read the table
+    previous = cached or replace.from_table(location, options.table, options.fts)
+    full = "no table" if previous is None else sources.full_rebuild_reason(previous.settings, run.wanted)
+    changed = changes(run.found.found, previous.files if previous is not None and full is None else {})
+    return Plan(copy, cached, previous, full, changed)
+
+
+def _apply(
+    run: _Run, plan: Plan, reader: Reader, import_writer: Callable[[], None], changing: Callable[[], None]
+) -> replace.Result:
+    """Read the files `plan` reads and write their rows (or, when nothing changed, at most a new stamp);
+    `changing` is called before the first change to the database."""
+    options, location, found = run.options, run.location, run.found
+    batches = reader.batches(plan.changed.to_read, run.on_progress)
+    first = next(batches, None)
+    if first is None and not plan.changed.kept and not options.allow_empty:
+        _log_leftovers([*found.skipped, *reader.tally.skipped], found.duplicates, _unmatched(options, found))
+        raise _empty(run.docs, found.excluded)
+    unchanged = first is None and plan.full is None and not plan.replaced
+    target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
+    source = run.stamp[layout.META_SOURCE]
+    cached = plan.cached
+    if unchanged and cached is not None and cached.fts == options.fts:
+        # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed
+        # in a folder), but perhaps for the folder it is stamped as read from.
+        if (table_dir := _table_dir(run)) is not None:
+            database.remove_temp_files(table_dir)
+        version = cached.version
+        if cached.source != source:
+            changing()
+            version = replace.restamp(location, target, source)
+            if plan.copy is not None:
+                sources.save(plan.copy, dataclasses.replace(cached, version=version, source=source))
+        return replace.Result("merge", version, cached.rows, options.fts, cached.width)
+    import_writer()
+    result = replace.write_rows(location, target, first, batches, run.extension, run.stamp, plan.replaced, changing)
+    previous = plan.previous
+    kept = {path: previous.files[path] for path in plan.changed.kept} if previous is not None else {}
+    files = {**kept, **reader.tally.hashes}
+    done = sources.Sources(run.wanted, files, options.fts, result.rows, result.version, result.width, source)
+    if plan.copy is not None:
+        sources.save(plan.copy, done)
+    return result
+
+
+def _table_dir(run: _Run) -> Path | None:
+    """The table's folder, when the database is one."""
+    return run.location.path / f"{run.options.table}.lance" if run.location.local else None
+
+
+def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds: float) -> Report:
+    options, found, changed = run.options, run.found, plan.changed
     skipped = [*found.skipped, *tally.skipped]
     unmatched = _unmatched(options, found)
     _log_leftovers(skipped, found.duplicates, unmatched)
-    report = Report(
-        docs=str(docs),
-        db=str(db),
+    return Report(
+        docs=str(run.docs),
+        db=str(run.db),
         table=options.table,
         documents=len(changed.kept) + tally.documents,
         chunks=result.rows,
         skipped=skipped,
         windows_1252=_in_walk_order([*changed.windows_1252, *tally.windows_1252], found.found),
-        seconds=time.perf_counter() - started,
+        seconds=seconds,
         strategy=result.strategy,
         version=result.version,
         fts=result.fts,
@@ -227,14 +300,10 @@ def build(
         language=options.language,
         read=tally.documents,
         kept=len(changed.kept),
-        removed=len(changed.replaced - tally.hashes.keys()) if replaced is not None else 0,
-        full=full if previous is not None else None,
+        removed=len(changed.replaced - tally.hashes.keys()) if plan.replaced is not None else 0,
+        full=plan.full if plan.previous is not None else None,
         kept_rows=result.rows - tally.rows,
     )
-    if extension is not None:
-        extension.kept(report.kept_rows, result.width)
-    log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy, read=report.read)
-    return report
 
 
 def _unmatched(options: Options, found: Walked) -> list[str]:
