@@ -59,16 +59,20 @@ def build(db: Path) -> None:
         dates.append((date(2015, 1, 1) + timedelta(days=digest % 3650)).isoformat())
     rows = len(paths)
     vectors = np.random.default_rng(7).standard_normal((rows, WIDTH), dtype=np.float32)
+    # The metadata set here replaces the indexer's (none for HTML); a table of an older layout lacks the columns.
     columns = {
-        layout.PAGE: pa.nulls(rows, pa.int32()),
-        layout.FILE_HASH: pa.nulls(rows, pa.string()),
-        layout.META: pa.nulls(rows, pa.string()),
         layout.TAGS: pa.array(tags, pa.string()),
         layout.DATE: pa.array(dates, pa.string()),
         layout.FILE_TYPE: pa.array(["html"] * rows, pa.string()),
     }
+    for name, kind in ((layout.PAGE, pa.int32()), (layout.FILE_HASH, pa.string()), (layout.META, pa.string())):
+        if name not in table.schema.names:
+            columns[name] = pa.nulls(rows, kind)
     for name, values in columns.items():
-        table = table.append_column(name, values)
+        if name in table.schema.names:
+            table = table.set_column(table.schema.get_field_index(name), name, values)
+        else:
+            table = table.append_column(name, values)
     table = table.select(list(layout.INDEXER_COLUMNS)).append_column(
         layout.VECTOR, pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), WIDTH)
     )
