@@ -2,7 +2,7 @@
 manual, in one run: `scripts/bench-search --peer`. Prints the side-by-side table for docs/benchmarks.md.
 
 Both serve the same pages: Lancelot indexes the HTML manual (its own reading of HTML included), qmd the same
-pages converted to Markdown beforehand (`bench_qmd.markdown_copy`; the conversion is not qmd's time). Every
+pages converted to Markdown beforehand (`bench.qmd.markdown_copy`; the conversion is not qmd's time). Every
 figure alternates the two, round by round, so that the machine's other load falls on both alike, and each row
 says the load average while it was measured:
 
@@ -33,9 +33,8 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_http import QUERIES, SOURCE  # the PostgreSQL manual and its queries, as bench-http has them
-from bench_qmd import Qmd, markdown_copy
+from bench.http import QUERIES, SOURCE  # the PostgreSQL manual and its queries, as bench-http has them
+from bench.qmd import Qmd, markdown_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

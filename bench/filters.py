@@ -24,7 +24,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench_search import QUERIES  # the same queries as bench-search (scripts/ is on the path)
+from bench.search import QUERIES  # the same queries as bench-search
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "bench-work" / "search" / "db-100000" / "bench.lance"

@@ -24,11 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+from tests.support.issuer import Issuer
 
-from bench_http import WORK, build_table, free_port, load, rss_mib, search_body, start_server  # noqa: E402
-from tests.support.issuer import Issuer  # noqa: E402
+from bench.http import WORK, build_table, free_port, load, rss_mib, search_body, start_server
 
 TOKEN = "bench-token-0123456789abcdef"
 RESOURCE = "https://search.example.com/mcp"

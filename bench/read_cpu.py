@@ -1,10 +1,10 @@
 """CPU time of the indexer's reading alone (read, parse, chunk, hash) over every page of a folder, in one process.
 
-    .venv/bin/python scripts/bench_read_cpu.py [DOCS] [ROUNDS]
+    .venv/bin/python -m bench.read_cpu [DOCS] [ROUNDS]
 
 DOCS defaults to Debian's PostgreSQL 15 HTML manual; prints the best of ROUNDS (default 5) in seconds. To compare
 with another commit's readers in the same run, put a worktree's indexer first on the path:
-`PYTHONPATH=WORKTREE/indexer/src .venv/bin/python scripts/bench_read_cpu.py`.
+`PYTHONPATH=WORKTREE/indexer/src .venv/bin/python -m bench.read_cpu`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Retrieval quality before and after, in one run: hit@10, MRR@10, nDCG@10 and recall@10 per set and mode.
 
-Run by `scripts/bench-quality`, in the project's venv. The labelled sets are described in `sets.py`:
+Run by `scripts/bench-quality` (`python -m bench.quality`), in the project's venv. The labelled sets are described
+in `sets.py`:
 our 60 PostgreSQL questions, queries built from the general index of Python's manual, and queries in
 Japanese and Chinese from Debian's reference manual, which a side indexes with `--language cjk` when
 its `lancelot-index` has that option.
@@ -26,9 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import baseline
-import model
-import sets
+from bench.quality import baseline, model, sets
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

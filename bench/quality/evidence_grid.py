@@ -1,6 +1,6 @@
 """Document evidence side by side on every labelled set (how text search's DOCUMENT_EVIDENCE was chosen).
 
-    .venv/bin/python scripts/quality/evidence_grid.py [DB_FOLDER]
+    .venv/bin/python -m bench.quality.evidence_grid [DB_FOLDER]
 
 DB_FOLDER holds the databases one side of `scripts/bench-quality` built (default: the newest
 `bench-work/quality/db/current-*`); the sets are those the bench writes (the same seed and size). For each
@@ -17,13 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.quality import sets
+from bench.quality.evaluate import score
 
-import sets  # noqa: E402
-from evaluate import score  # noqa: E402
-
-ROOT = HERE.parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "bench-work/quality"
 NAMES = ["postgresql", "python", "python-api", "debref-ja", "debref-zh", "debref-ja-body", "debref-zh-body"]
 DUMPED = 50

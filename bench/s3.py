@@ -34,13 +34,11 @@ from pathlib import Path
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from tests.support.s3_server import S3Server, requests, without_aws
+
+from bench.search import QUERIES
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-from bench_search import QUERIES  # noqa: E402
-from tests.support.s3_server import S3Server, requests, without_aws  # noqa: E402
-
 BIN = Path(sys.executable).parent
 WORK = ROOT / "bench-work" / "s3"
 MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")

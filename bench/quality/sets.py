@@ -21,8 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import debref
-import genindex
+from bench.quality import debref, genindex
 
 HERE = Path(__file__).resolve().parent
 PYTHON = {
@@ -57,7 +56,7 @@ def _python(names: list[str], work: Path, size: int, seed: int) -> dict[str, dic
         about = (
             f"{count} of the {len(pool)} usable {kind} entries of the general index of Debian's "
             f"{PYTHON['package']}, sampled with seed {seed} in proportion to each index letter; built by "
-            "scripts/quality/genindex.py"
+            "bench/quality/genindex.py"
         )
         spec = {"about": about, **PYTHON, "queries": [vars(item) for item in chosen]}
         path = work / f"sets/{name}.json"

@@ -1,6 +1,6 @@
 """Hybrid fusion rules side by side on every labelled set (how the hybrid fusion and its text weight were chosen).
 
-    .venv/bin/python scripts/quality/fusion_grid.py [DB_FOLDER]
+    .venv/bin/python -m bench.quality.fusion_grid [DB_FOLDER]
 
 DB_FOLDER holds the databases one side of `scripts/bench-quality` built (default: the newest
 `bench-work/quality/db/current-*`), indexed with `--embed` against its model endpoint; the sets are those
@@ -19,14 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.quality import model, sets
+from bench.quality.evaluate import score
 
-import model  # noqa: E402
-import sets  # noqa: E402
-from evaluate import score  # noqa: E402
-
-ROOT = HERE.parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "bench-work/quality"
 NAMES = ["postgresql", "python", "python-api", "debref-ja", "debref-zh", "debref-ja-body", "debref-zh-body"]
 DEPTH, DUMPED = 20, 40

@@ -1,6 +1,6 @@
 """Pages per second of each reader, against a reference library in the same run, and of a whole run over a mixed folder.
 
-    .venv/bin/python scripts/bench_formats.py --reference REF_PYTHON [--rounds N] [--work DIR] [--parts pdf,run]
+    .venv/bin/python -m bench.formats --reference REF_PYTHON [--rounds N] [--work DIR] [--parts pdf,run]
 
 The folder (made under --work): PostgreSQL 15's HTML manual, the LaTeX base PDFs of texlive-latex-base-doc,
 the Python 3.11 manual's reST sources (python3.11-doc ships them as `_sources/*.rst.txt`; copied as `.rst`)

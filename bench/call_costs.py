@@ -1,6 +1,6 @@
 """What one warm MCP call costs over stdio, by kind, and the client's check of a search reply, by schema shape.
 
-    .venv/bin/python scripts/bench_call_costs.py [DB] [CALLS]
+    .venv/bin/python -m bench.call_costs [DB] [CALLS]
 
 DB defaults to bench-work/search/peer-db (the PostgreSQL manual, as `scripts/bench-search --peer` builds it).
 One `lancelot` spawned over stdio and driven by the MCP SDK's client; after a warm-up of 5, CALLS (default 60)

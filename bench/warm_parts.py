@@ -1,6 +1,6 @@
 """Where a warm search's time goes before the pipes: the search itself, the SDK around it, the client's check.
 
-    .venv/bin/python scripts/bench_warm_parts.py [DB] [ROUNDS]
+    .venv/bin/python -m bench.warm_parts [DB] [ROUNDS]
 
 DB defaults to bench-work/search/peer-db (the PostgreSQL manual, as `scripts/bench-search --peer` builds it).
 After one warm-up pass, each round sends bench-http's 16 queries (text mode, `limit` 10) twice: to
@@ -18,10 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from bench.http import QUERIES
 
-from bench_http import QUERIES  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def median_ms(samples: list[float]) -> str:

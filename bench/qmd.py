@@ -136,7 +136,7 @@ def markdown_copy(source: Path, target: Path) -> Path:
 
 
 if __name__ == "__main__":
-    # A quick look: scripts/bench_qmd.py SOURCE_HTML_FOLDER -> qmd's first index and one update of it.
+    # A quick look: python -m bench.qmd SOURCE_HTML_FOLDER -> qmd's first index and one update of it.
     work = Path(__file__).resolve().parents[1] / "bench-work" / "qmd-check"
     qmd = Qmd.install(work)
     pages = markdown_copy(Path(sys.argv[1]), work / "md")

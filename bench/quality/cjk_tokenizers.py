@@ -1,6 +1,6 @@
 """The tokenizer of `--language cjk`, chosen by measurement: each candidate on Debian's reference manual.
 
-    .venv/bin/python scripts/quality/cjk_tokenizers.py [--work bench-work/quality/tokenizers] [--seed 13]
+    .venv/bin/python -m bench.quality.cjk_tokenizers [--work bench-work/quality/tokenizers] [--seed 13]
 
 For each language (debian-reference-ja, -zh-cn) the working tree's `lancelot-index --language cjk`
 indexes the 14 chapter pages once (copied as `debref.py` copies them); then, for each candidate, a copy
@@ -21,8 +21,7 @@ and for Chinese `jieba/default` with the dictionary of Debian's python3-jieba (L
 jieba index needs the dictionary wherever it is searched too, the server included). jieba is left out
 unless named: Lance loads its 5 MB dictionary for every query (1.5 to 2 s each), so measure it on a
 sample, `--only icu,icu/split,jieba --every 5`. Lindera (Japanese) needs a dictionary compiled by
-lindera-cli, which no reachable registry has: not measured. (Not named `tokenizers.py`: the model server
-runs from this folder and imports Hugging Face's `tokenizers`.)
+lindera-cli, which no reachable registry has: not measured.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import debref
+from bench.quality import debref
 
 ROOT = Path(__file__).resolve().parents[2]
 K = 10
@@ -142,7 +141,7 @@ def main() -> None:
 
     logs.configure("WARNING")
     chosen = args.only.split(",") if args.only else [name for name in CANDIDATES if name != "jieba"]
-    print(f"Command: `{' '.join(['scripts/quality/cjk_tokenizers.py', *sys.argv[1:]])}`; text search, top {K}\n")
+    print(f"Command: `{' '.join(['python -m bench.quality.cjk_tokenizers', *sys.argv[1:]])}`; text search, top {K}\n")
     print(
         "| set | tokenizer | hit@10 | MRR@10 | nDCG@10 | section hit@10 | section MRR@10 "
         "| index KiB | build s | ms/query |"

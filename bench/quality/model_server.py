@@ -16,17 +16,12 @@ import argparse
 import hashlib
 import os
 import sqlite3
-import sys
 import threading
 from array import array
-from pathlib import Path
 from typing import Any
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # set before sentence-transformers (and huggingface_hub) import
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from tests.support.embedding_server import EmbeddingServer, run  # noqa: E402
+from tests.support.embedding_server import EmbeddingServer, run
 
 MODEL = "all-MiniLM-L6-v2"
 WIDTH = 384

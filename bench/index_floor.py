@@ -1,6 +1,6 @@
 """Lance's own share of an index run, with none of Lancelot's code: import, write, index builds.
 
-    .venv/bin/python scripts/bench_index_floor.py DB ROUNDS  ->  one JSON line (seconds, best round)
+    .venv/bin/python -m bench.index_floor DB ROUNDS  ->  one JSON line (seconds, best round)
 
 Each round is a fresh interpreter that imports pyarrow and Lance, writes the rows `lancelot-index` put
 in DB to a scratch table, and builds the same indexes (full text on each of layout.FULL_TEXT_COLUMNS,

@@ -5,14 +5,14 @@
   full build into a fresh database, then one page changed (a paragraph added) and the rebuild timed; the
   ratio of the rebuild to that round's full build (target: at most 10%).
 * noop: the manual indexed once; then rounds alternating `lancelot-index` of the unchanged folder and
-  `qmd update` of the same pages as Markdown (scripts/bench_qmd.py), each timed from start to exit.
+  `qmd update` of the same pages as Markdown (bench/qmd.py), each timed from start to exit.
 * memory: the manual copied 32 times (about 500 MB of HTML), and one copy, each indexed into a fresh
   database; the peak resident memory of the indexer with its worker processes (summed, sampled every
   10 ms) and of the indexer process alone (target: 32 copies at most 3x one copy).
 * fts: on a copy of the 100,000-passage table, a share of its pages changed and merged, then the indexes
   brought up to date as delta segments or folded whole (with compaction), for shares from 1% to 40%.
 
-    .venv/bin/python scripts/bench_index_incremental.py PART [--rounds N]
+    .venv/bin/python -m bench.index_incremental PART [--rounds N]
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -109,8 +108,7 @@ def incremental(rounds: int) -> None:
 
 
 def noop(rounds: int) -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from bench_qmd import Qmd, markdown_copy
+    from bench.qmd import Qmd, markdown_copy
 
     db = WORK / "noop-db"
     shutil.rmtree(db, ignore_errors=True)

@@ -457,7 +457,7 @@ def main() -> None:
     parser.add_argument("--only-worst", action="store_true", help="measure only the worst cases and the burst")
     parser.add_argument("--work", type=Path, default=WORK, help=f"where the tables are built (default {WORK})")
     parser.add_argument(
-        "--peer", action="store_true", help="only Lancelot beside qmd on the PostgreSQL manual (scripts/bench_peer.py)"
+        "--peer", action="store_true", help="only Lancelot beside qmd on the PostgreSQL manual (bench/peer.py)"
     )
     parser.add_argument("--peer-builds", type=int, default=3, help="with --peer: index builds each (default 3)")
     parser.add_argument("--peer-warm", type=int, default=300, help="with --peer: warm searches each (default 300)")
@@ -466,9 +466,9 @@ def main() -> None:
     WORK = options.work
     WORK.mkdir(parents=True, exist_ok=True)
     if options.peer:
-        import bench_peer
+        from bench import peer
 
-        bench_peer.run(WORK, options.cold, options.peer_builds, options.peer_warm)
+        peer.run(WORK, options.cold, options.peer_builds, options.peer_warm)
         return
     db = build(options.rows)
 

@@ -1,6 +1,6 @@
 """The substring match's n-gram lookup, its variants side by side in one process, alternating round by round.
 
-    .venv/bin/python scripts/bench_lookup.py [--db DB] [--rounds N] VARIANT [VARIANT ...]
+    .venv/bin/python -m bench.lookup [--db DB] [--rounds N] VARIANT [VARIANT ...]
 
 VARIANT: `current`, or settings joined by `+`: `chained` (the lookup's terms joined one after another, as before
 `66a1cc8`, instead of pairwise), `trigrams=N` (`substring.LOOKUP_TRIGRAMS`), `batch=N`
@@ -16,17 +16,14 @@ from __future__ import annotations
 import argparse
 import functools
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.search import worst_cases
+from lancelot_server.search import substring
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from bench_search import worst_cases  # noqa: E402
-
-from lancelot_server.search import substring  # noqa: E402
 
 BALANCED = substring._balanced
 DEFAULTS = (substring.LOOKUP_TRIGRAMS, substring.LOOKUP_BATCH_ROWS)

@@ -205,7 +205,7 @@ def build(name: str, work: Path, seed: int) -> dict[str, Any]:
         how = f"{WORDS} content words of each section's first paragraph that has 2, drawn with seed {seed}"
     about = (
         f"{len(queries)} queries over the {len(pages(lang))} chapter pages of Debian's {package} "
-        f"({len(found)} sections): {how}; built by scripts/quality/debref.py"
+        f"({len(found)} sections): {how}; built by bench/quality/debref.py"
     )
     docs = corpus(package, lang, work)
     return {"about": about, "package": package, "docs": str(docs), "exclude": [], "language": "cjk", "queries": queries}

@@ -1,6 +1,6 @@
 """Score one database against one labelled set, in whichever venv runs this file; JSON metrics out.
 
-`bench_quality.py` runs it with the current venv's python and with the baseline worktree's, so each
+`python -m bench.quality` runs it with the current venv's python and with the baseline worktree's, so each
 side searches with its own server code. Hence it imports only what every version since the benchmark
 began has: `lancelot_schema.settings.resolve`, `lancelot_server.storage.store.Store`, `lancelot_server.tools.Tools`
 with `.search(query, mode=, limit=)`, whose reply has `hits` (each with `source`) and `searchType`.
