@@ -14,35 +14,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import statistics
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-from bench.search import QUERIES
+from bench import common
+from bench.common import PYTHON_AND_POSTGRES_QUERIES
+from bench.search_table import location
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-async def measure(sides: dict[str, str], db: Path, table: str, rounds: int) -> dict[str, list[float]]:
+async def measure(sides: dict[str, Path], db: Path, table: str, rounds: int) -> dict[str, list[float]]:
     async with AsyncExitStack() as stack:
         sessions = {}
         for name, command in sides.items():
-            env = {**os.environ, "LANCEDB_PATH": str(db), "LANCEDB_TABLE": table, "LANCELOT_LOG_LEVEL": "WARNING"}
-            streams = await stack.enter_async_context(stdio_client(StdioServerParameters(command=command, env=env)))
+            server = common.stdio_server({"LANCEDB_PATH": str(db), "LANCEDB_TABLE": table}, command)
+            streams = await stack.enter_async_context(stdio_client(server))
             sessions[name] = await stack.enter_async_context(ClientSession(*streams))
             await sessions[name].initialize()
-        for query in QUERIES:  # warm-up: indexes read, caches filled
+        for query in PYTHON_AND_POSTGRES_QUERIES:  # warm-up: indexes read, caches filled
             for session in sessions.values():
                 await session.call_tool("lancedb_search", {"query": query, "mode": "text", "limit": 10})
         times: dict[str, list[float]] = {name: [] for name in sides}
         for round_number in range(rounds):
             order = list(sides) if round_number % 2 == 0 else list(reversed(sides))
-            for query in QUERIES:
+            for query in PYTHON_AND_POSTGRES_QUERIES:
                 for name in order:
                     started = time.perf_counter()
                     result = await sessions[name].call_tool(
@@ -55,19 +53,21 @@ async def measure(sides: dict[str, str], db: Path, table: str, rounds: int) -> d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baseline", default=str(ROOT / "bench-work/quality/baseline-888f04f"))
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.before", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--baseline", default=str(common.WORK / "quality/baseline-888f04f"))
     parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--db", default=str(ROOT / "bench-work/search/db-100000"))
+    parser.add_argument("--db", default=str(location(100_000)))
     parser.add_argument("--table", default="bench")
     args = parser.parse_args()
     baseline = Path(args.baseline)
-    sides = {baseline.name: str(baseline / ".venv/bin/lancelot"), "current": str(ROOT / ".venv/bin/lancelot")}
+    sides = {baseline.name: baseline / ".venv/bin/lancelot", "current": common.BIN / "lancelot"}
     times = asyncio.run(measure(sides, Path(args.db), args.table, args.rounds))
-    medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    medians = {name: common.median_ms(values) for name, values in times.items()}
     print(" | ".join(f"{name} {median:.1f} ms" for name, median in medians.items()), end=" | ")
-    print(f"current / {baseline.name} = {medians['current'] / medians[baseline.name]:.2f} (load {load})")
+    ratio = medians["current"] / medians[baseline.name]
+    print(f"current / {baseline.name} = {ratio:.2f} (load {common.load_average(3)})")
 
 
 if __name__ == "__main__":

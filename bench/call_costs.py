@@ -12,15 +12,12 @@ own schema of the same reply type (`output_schemas.compact`'s after and before),
 from __future__ import annotations
 
 import asyncio
-import os
-import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench import common, peer
 
 
 async def median_ms(call: Callable[[], Awaitable[Any]], count: int) -> float:
@@ -31,7 +28,7 @@ async def median_ms(call: Callable[[], Awaitable[Any]], count: int) -> float:
         started = time.perf_counter()
         await call()
         samples.append(time.perf_counter() - started)
-    return 1000 * statistics.median(samples)
+    return common.median_ms(samples)
 
 
 def checks_ms(schemas: list[dict[str, Any]], reply: Any) -> list[float]:
@@ -45,20 +42,19 @@ def checks_ms(schemas: list[dict[str, Any]], reply: Any) -> list[float]:
             started = time.perf_counter()
             list(validator.iter_errors(reply))
             taken.append(time.perf_counter() - started)
-    return [1000 * statistics.median(taken) for taken in samples]
+    return [common.median_ms(taken) for taken in samples]
 
 
 async def main() -> None:
-    from mcp import ClientSession, StdioServerParameters
+    from mcp import ClientSession
     from mcp.client.stdio import stdio_client
     from pydantic import TypeAdapter
 
     from lancelot_server.replies import SearchReply
 
-    db = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "bench-work/search/peer-db")
+    db = sys.argv[1] if len(sys.argv) > 1 else str(peer.database())
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    env = {**os.environ, "LANCEDB_PATH": db, "LANCELOT_LOG_LEVEL": "WARNING"}
-    server = StdioServerParameters(command=str(ROOT / ".venv/bin/lancelot"), env=env)
+    server = common.stdio_server({"LANCEDB_PATH": db})
     search = {"query": "connection pooling", "mode": "text"}
     async with stdio_client(server) as streams, ClientSession(*streams) as session:
         await session.initialize()

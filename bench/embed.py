@@ -27,16 +27,15 @@ import resource
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-WORK = ROOT / "bench-work" / "embed"
+from bench import common
+
+WORK = common.WORK / "embed"
 MODEL, WIDTH = "bench-16", 16
 PARAGRAPHS_PER_FILE = 20
 VOCABULARY = (
@@ -109,29 +108,17 @@ def endpoint(latency_ms: float) -> Iterator[Endpoint]:
         "--model",
         f"{MODEL}={WIDTH}",
     ]
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
-        yield Endpoint(f"http://127.0.0.1:{port}", proc.pid)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with common.embedding_endpoint(command, stderr=subprocess.DEVNULL) as (url, process):
+        yield Endpoint(url, process.pid)
 
 
 def index(docs: Path, db: Path, end: Endpoint, *options: str) -> Run:
     """One `lancelot-index` run: wall time, embedding requests, CPU of the indexer and of the endpoint."""
-    env = {**os.environ, "OPENAI_BASE_URL": f"{end.url}/v1", "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": MODEL}
+    env = common.settings_free_env(OPENAI_BASE_URL=f"{end.url}/v1", OPENAI_API_KEY="sk-test", EMBEDDING_MODEL=MODEL)
     before, cpu_before = end.requests(), end.cpu_seconds()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(
-        [str(BIN / "lancelot-index"), str(docs), str(db), *options], env=env, capture_output=True, text=True
-    )
-    seconds = time.perf_counter() - started
+    seconds, done = common.index(docs, db, *options, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"lancelot-index {' '.join(options)} failed:\n{done.stderr}")
     indexer_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     logged = re.search(r"\] embedded .*seconds=([0-9.]+)", done.stderr)
     stage = float(logged.group(1)) if logged else None
@@ -147,15 +134,19 @@ def stage_alone(texts: list[str], end: Endpoint, repeat: int) -> dict[int, float
     best: dict[int, float] = {}
     for _ in range(repeat):
         for concurrency in (4, 1):
-            started = time.perf_counter()
-            embed_texts(texts, model=MODEL, api_key="sk-test", base_url=f"{end.url}/v1", concurrency=concurrency)
-            seconds = time.perf_counter() - started
+            seconds = common.timed(
+                lambda concurrency=concurrency: embed_texts(
+                    texts, model=MODEL, api_key="sk-test", base_url=f"{end.url}/v1", concurrency=concurrency
+                )
+            )
             best[concurrency] = min(best.get(concurrency, seconds), seconds)
     return best
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench-embed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--repeat", type=int, default=2, help="runs of each configuration; the fastest counts")
@@ -183,8 +174,8 @@ def main() -> None:
         f"Endpoint: `python -m tests.support.embedding_server --port 0 --latency-ms {args.latency_ms:g} "
         f"--model {MODEL}={WIDTH}` on 127.0.0.1. Fastest of {args.repeat} interleaved runs each.\n"
     )
-    print("| run | wall time | wall − reference | embedding stage (logged) | requests | CPU: indexer + endpoint |")
-    print("|---|---|---|---|---|---|")
+    headers = ["run", "wall time", "wall − reference", "embedding stage (logged)", "requests"]
+    print(common.table_head([*headers, "CPU: indexer + endpoint"]))
     labels = {
         "reference": "reference: no `--embed`",
         "default": "`--embed` (concurrency 4)",
@@ -194,9 +185,10 @@ def main() -> None:
         run = best[name]
         extra, spent = (f"{embed[name]:.1f} s", f"{stage[name]:.2f} s") if name in embed else ("–", "–")
         cpu = f"{run.indexer_cpu:.1f} s + {run.endpoint_cpu:.1f} s"
-        print(f"| {label} | {run.seconds:.1f} s | {extra} | {spent} | {run.requests} | {cpu} |")
+        print(common.table_row([label, f"{run.seconds:.1f} s", extra, spent, run.requests, cpu]))
     cpu = f"{rebuild.indexer_cpu:.1f} s + {rebuild.endpoint_cpu:.1f} s"
-    print(f"| `--embed` again, folder unchanged | {rebuild.seconds:.1f} s | – | – | {rebuild.requests} | {cpu} |")
+    unchanged = "`--embed` again, folder unchanged"
+    print(common.table_row([unchanged, f"{rebuild.seconds:.1f} s", "–", "–", rebuild.requests, cpu]))
     print("\nDefault concurrency against one request at a time:\n")
     print(f"* whole command: {best['one'].seconds / best['default'].seconds:.1f}× faster in wall time;")
     print(f"* the command's embedding stage: {stage['one'] / stage['default']:.1f}× faster;")

@@ -1,9 +1,10 @@
 """Measure the metadata filters of lancedb_search (tags, dates, file types) against the same searches unfiltered.
 
-The table: bench-search's 100,000 passages (Debian's Python 3.11 and PostgreSQL 15 manuals; run scripts/bench-search
-once first), given layout 5's metadata columns per document (a tag `python` or `postgres` by its manual, `rare` on
-one document in a hundred, a date spread over ten years) and 64-wide vectors (random: vector search costs the same
-whatever they hold), written by the indexer's own writer with its indexes. Built once under bench-work/filters.
+The table: bench-search's 100,000 passages (Debian's Python 3.11 and PostgreSQL 15 manuals, bench/search_table.py,
+built first when missing), given layout 5's metadata columns per document (a tag `python` or `postgres` by its
+manual, `rare` on one document in a hundred, a date spread over ten years) and 64-wide vectors (random: vector
+search costs the same whatever they hold), written by the indexer's own writer with its indexes. Built once under
+bench-work/filters.
 
 Each search runs through the server's Tools in this process, round by round: unfiltered (the reference), then
 with a broad filter (half the documents), a date range (a tenth) and a rare tag (a hundredth), each as it is
@@ -18,17 +19,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import statistics
-import sys
-import time
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.search import QUERIES  # the same queries as bench-search
+from bench import common, search_table
+from bench.common import PYTHON_AND_POSTGRES_QUERIES
 
-ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "bench-work" / "search" / "db-100000" / "bench.lance"
-WORK = ROOT / "bench-work" / "filters"
+WORK = common.WORK / "filters"
 WIDTH = 64
 
 
@@ -47,9 +45,7 @@ def build(db: Path) -> None:
 
     if (db / "documents.lance").exists():
         return
-    if not SOURCE.exists():
-        sys.exit(f"{SOURCE} is missing: run scripts/bench-search once first.")
-    table = lance.dataset(str(SOURCE)).to_table()
+    table = lance.dataset(str(search_table.build(100_000) / "bench.lance")).to_table()
     paths = table.column(layout.PATH).to_pylist()
     tags, dates = [], []
     for path in paths:
@@ -109,30 +105,22 @@ def _post_filtered(tools: Any, query: str, condition: Any, limit: int) -> int:
         want *= 4
 
 
-def _timed(run: Any) -> float:
-    started = time.perf_counter()
-    run()
-    return time.perf_counter() - started
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="scripts/bench-filters", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--limit", type=int, default=10)
     arguments = parser.parse_args()
+    common.installed(*search_table.MANUALS.values())
+
+    import numpy as np
 
     from lancelot_schema import logs
-    from lancelot_schema.settings import resolve
     from lancelot_server.search.filters import Filters
-    from lancelot_server.storage.store import Store
-    from lancelot_server.tools import Tools
 
     logs.configure("WARNING")
     db = WORK / "db"
     build(db)
-    settings = resolve({"LANCEDB_PATH": str(db), "EMBEDDING_MODEL": "bench-random"})
-    tools = Tools(Store(settings.db_path), settings)
-    import numpy as np
+    tools = common.in_process_tools({"LANCEDB_PATH": str(db), "EMBEDDING_MODEL": "bench-random"})
 
     vector = np.random.default_rng(11).standard_normal(WIDTH).astype(np.float32).tolist()
     # The table's vectors are random: so is the query's, given here rather than by an embedding endpoint.
@@ -148,26 +136,26 @@ def main() -> None:
     limit = arguments.limit
     timings: dict[tuple[str, str], list[float]] = {}
     for _ in range(arguments.rounds):
-        for query in QUERIES:
+        for query in PYTHON_AND_POSTGRES_QUERIES:
             for mode in ("text", "vector"):
                 for name, chosen in filters.items():
-                    spent = _timed(lambda: tools.search(query, mode=mode, limit=limit, filters=chosen))  # noqa: B023
+                    spent = common.timed(lambda: tools.search(query, mode=mode, limit=limit, filters=chosen))  # noqa: B023
                     timings.setdefault((mode, name), []).append(spent)
             for name, chosen in filters.items():
                 condition = chosen.condition()
-                spent = _timed(lambda: _pre_filtered(tools, query, condition, limit))  # noqa: B023
+                spent = common.timed(lambda: _pre_filtered(tools, query, condition, limit))  # noqa: B023
                 timings.setdefault(("BM25 ids, filtered before ranking", name), []).append(spent)
                 if condition is not None:
-                    spent = _timed(lambda: _post_filtered(tools, query, condition, limit))  # noqa: B023
+                    spent = common.timed(lambda: _post_filtered(tools, query, condition, limit))  # noqa: B023
                     timings.setdefault(("BM25 ids, filtered after ranking", name), []).append(spent)
     reference = {mode: statistics.median(timings[mode, "none"]) for mode in ("text", "vector")}
     reference["BM25 ids"] = statistics.median(timings["BM25 ids, filtered before ranking", "none"])
-    print(f"| search | filter | median ms | × unfiltered ({arguments.rounds} rounds of {len(QUERIES)} queries) |")
-    print("|---|---|---|---|")
+    ratio = f"× unfiltered ({arguments.rounds} rounds of {len(PYTHON_AND_POSTGRES_QUERIES)} queries)"
+    print(common.table_head(["search", "filter", "median ms", ratio]))
     for (mode, name), spent in timings.items():
         median = statistics.median(spent)
         base = reference[mode.split(",")[0]]
-        print(f"| {mode} | {name} | {median * 1000:.1f} | {median / base:.2f} |")
+        print(common.table_row([mode, name, f"{median * 1000:.1f}", f"{median / base:.2f}"]))
     tools.close()
 
 

@@ -1,13 +1,14 @@
 """Pages per second of each reader, against a reference library in the same run, and of a whole run over a mixed folder.
 
-    .venv/bin/python -m bench.formats --reference REF_PYTHON [--rounds N] [--work DIR] [--parts pdf,run]
+    scripts/bench-formats [ROUNDS] [--parts pdf,rst,word,html,run] [--work DIR] [--reference REF_PYTHON]
 
-The folder (made under --work): PostgreSQL 15's HTML manual, the LaTeX base PDFs of texlive-latex-base-doc,
-the Python 3.11 manual's reST sources (python3.11-doc ships them as `_sources/*.rst.txt`; copied as `.rst`)
-and Word files made here with python-docx from 200 of the PostgreSQL pages (their headings and paragraphs).
+ROUNDS (default 1): our side's best of ROUNDS; the references run once. The folder (made under --work):
+PostgreSQL 15's HTML manual, the LaTeX base PDFs of texlive-latex-base-doc, the Python 3.11 manual's reST
+sources (python3.11-doc ships them as `_sources/*.rst.txt`; copied as `.rst`) and Word files made here with
+python-docx from 200 of the PostgreSQL pages (their headings and paragraphs).
 
 Per format, our reader (`formats.extract` and chunking, in this process) is timed beside a reference run by
-REF_PYTHON, a throwaway venv with the other candidates (scripts/bench-formats makes it): pypdf and
+REF_PYTHON, a throwaway venv with the other candidates (bench-work/formats/ref unless named): pypdf and
 pdfminer.six for PDF (text per page only), docutils for reST (a doctree, no Sphinx), python-docx's
 paragraphs alone for Word (the floor under our reader, which adds headings, lists and tables). A "page" is
 a PDF page, or a file of the other formats. PDF text quality is measured too: against the LaTeX sources
@@ -23,16 +24,18 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from bench import common
 from lancelot_indexer.chunking.chunk import chunk
 from lancelot_indexer.readers import formats
 
-POSTGRES = Path("/usr/share/doc/postgresql-doc-15/html")
+POSTGRES = common.POSTGRES_MANUAL
 TEXLIVE = Path("/usr/share/doc/texlive-doc/latex/base")
-PYTHON_SOURCES = Path("/usr/share/doc/python3.11/html/_sources")
+PYTHON_SOURCES = common.PYTHON_MANUAL / "_sources"
+# The other candidates, in bench-work/formats/ref: never in Lancelot's dependencies.
+REFERENCES = ("pypdf==7.*", "pdfminer.six==20260107", "docutils==0.23.*")
 WORD_FILES = 200
 # The references read the PDFs but the 1,221 pages of source2e.pdf: pdfminer.six would take minutes.
 REFERENCE_SKIPS = {"source2e.pdf"}
@@ -209,10 +212,7 @@ def index_run(docs: Path, db: Path, rounds: int) -> float:
     best = float("inf")
     for _ in range(rounds):
         shutil.rmtree(db, ignore_errors=True)
-        started = time.perf_counter()
-        indexer = Path(sys.executable).parent / "lancelot-index"
-        subprocess.run([str(indexer), "--quiet", str(docs), str(db)], check=True)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, common.index(docs, db, "--quiet")[0])
     return best
 
 
@@ -230,14 +230,21 @@ def bench_run(files: dict[str, list[Path]], rounds: int, work: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--reference", required=True, help="python of the venv with pypdf, pdfminer.six, docutils")
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--work", type=Path, default=Path("bench-work/formats"))
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench-formats", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("rounds", nargs="?", type=int, default=1, help="our side's best of ROUNDS (default 1)")
     parser.add_argument("--parts", default=",".join(PARTS), help=f"some of {','.join(PARTS)}")
+    parser.add_argument("--work", type=Path, default=common.WORK / "formats")
+    parser.add_argument("--reference", help="python of a venv with pypdf, pdfminer.six, docutils (default: made)")
     arguments = parser.parse_args()
+    common.installed(POSTGRES, TEXLIVE, common.PYTHON_MANUAL)
     work, rounds, parts = arguments.work, arguments.rounds, set(arguments.parts.split(","))
+    if parts - set(PARTS):
+        parser.error(f"--parts takes some of {','.join(PARTS)}; got {arguments.parts!r}")
     work.mkdir(parents=True, exist_ok=True)
+    if arguments.reference is None and parts & {"pdf", "rst"}:
+        arguments.reference = str(common.throwaway_venv(work / "ref", REFERENCES, "pypdf, pdfminer, docutils"))
     files = make_folder(work)
     print(f"folder: {', '.join(f'{len(paths)} {suffix}' for suffix, paths in files.items())} ({work / 'docs'})")
     if "pdf" in parts:

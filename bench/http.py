@@ -18,9 +18,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,101 +26,33 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = ROOT / ".venv" / "bin"
-WORK = ROOT / "bench-work" / "http"
-SOURCE = Path("/usr/share/doc/postgresql-doc-15/html")
-QUERIES = [
-    "vacuum freeze",
-    "transaction isolation level",
-    "foreign key constraint",
-    "replication slot",
-    "json operators",
-    "window function",
-    "checkpoint tuning",
-    "autovacuum threshold",
-    "table partitioning",
-    "btree index",
-    "explain analyze",
-    "role privileges",
-    "sequence nextval",
-    "timestamp with time zone",
-    "listen notify",
-    "full text search ranking",
-]
+from bench import common
+from bench.common import POSTGRES_QUERIES
+
+WORK = common.WORK / "http"
 
 
-def rows(db: Path) -> int:
-    import lancedb
-
-    if not db.is_dir():
-        return 0  # lancedb.connect would create the folder
-    try:
-        return int(lancedb.connect(str(db)).open_table("documents").count_rows())
-    except Exception:
-        return 0
+def table_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", type=Path, default=WORK / "db", help="database folder (built when missing)")
+    parser.add_argument("--rows", type=int, default=100_000, help="least passages in the table")
 
 
 def build_table(db: Path, target: int) -> int:
-    """Index copies of the PostgreSQL manual until the table holds at least `target` chunks."""
-    if rows(db) >= target:
-        return rows(db)
-    if not SOURCE.is_dir():
-        subprocess.run(["apt-get", "install", "-y", "-qq", "postgresql-doc-15"], check=True)
-    corpus = WORK / "corpus"
-    shutil.rmtree(corpus, ignore_errors=True)
-    corpus.mkdir(parents=True)
-    probe = WORK / "probe-db"
-    shutil.rmtree(probe, ignore_errors=True)
-    subprocess.run([BIN / "lancelot-index", SOURCE, probe, "--quiet"], check=True)
-    per_copy = rows(probe)
-    shutil.rmtree(probe)
-    copies = -(-target // per_copy)
-    for number in range(copies):
-        # Real copies: the indexer reads a file reached by several paths (hard links) once. Their paths differ,
-        # so every chunk id is new.
-        shutil.copytree(SOURCE, corpus / f"copy-{number:02d}")
-    started = time.perf_counter()
-    subprocess.run([BIN / "lancelot-index", corpus, db, "--quiet"], check=True)
-    print(f"indexed {copies} copies of {SOURCE} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    return rows(db)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """Index copies of the PostgreSQL manual until the table holds at least `target` passages; its passages."""
+    if common.rows(db) < target:
+        common.installed(common.POSTGRES_MANUAL)
+        corpus = common.copies_for(target, {"": common.POSTGRES_MANUAL}, WORK / "corpus")
+        seconds, _ = common.index(corpus, db, "--quiet")
+        print(f"indexed {corpus} in {seconds:.0f} s", file=sys.stderr)
+    return common.rows(db)
 
 
 def rss_mib(pid: int) -> float:
-    status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
-    match = re.search(r"VmRSS:\s+(\d+) kB", status)
-    return int(match.group(1)) / 1024 if match else float("nan")
-
-
-def start_server(db: Path, port: int, extra: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """`lancelot --http port` over `db`, with `extra` settings in its environment."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
-    env.update(LANCEDB_PATH=str(db), **(extra or {}))
-    process = subprocess.Popen(
-        [BIN / "lancelot", "--http", str(port), "--log-level", "WARNING"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return process
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    raise SystemExit("lancelot --http did not start")
+    return common.resident_bytes(pid) / 2**20
 
 
 def search_body(number: int) -> dict[str, object]:
-    query = QUERIES[number % len(QUERIES)]
+    query = POSTGRES_QUERIES[number % len(POSTGRES_QUERIES)]
     arguments = {"query": query, "mode": "text", "limit": 5}
     return {
         "jsonrpc": "2.0",
@@ -165,12 +94,11 @@ async def load(
         started = time.perf_counter()
         await asyncio.gather(*(client(http) for _ in range(clients)))
         wall = time.perf_counter() - started
-    latencies.sort()
     return {
         "calls": calls,
         "rps": calls / wall,
-        "median_ms": statistics.median(latencies) * 1000,
-        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
+        "median_ms": common.median_ms(latencies),
+        "p99_ms": common.percentile(latencies, 0.99) * 1000,
         "errors": errors,
         "wall_s": wall,
     }
@@ -183,10 +111,11 @@ def direct_search_ms(db: Path, rounds: int) -> float:
     table = lancedb.connect(str(db)).open_table("documents")
     times = []
     for number in range(rounds):
+        query = POSTGRES_QUERIES[number % len(POSTGRES_QUERIES)]
         started = time.perf_counter()
-        table.search(QUERIES[number % len(QUERIES)], query_type="fts", fts_columns="text").limit(5).to_list()
+        table.search(query, query_type="fts", fts_columns="text").limit(5).to_list()
         times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
+    return common.median_ms(times)
 
 
 LAMBDA_COLD = """
@@ -214,9 +143,10 @@ print(json.dumps({"import_s": imported - started, "first_list_s": listed - impor
 
 def lambda_cold(db: Path, rounds: int) -> dict[str, float]:
     """Cold import (-X importtime, self time summed) and the first invocations, each in a fresh interpreter."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
-    env.update(LANCEDB_PATH=str(db), AWS_LAMBDA_FUNCTION_NAME="bench", LANCELOT_ALLOW_UNAUTHENTICATED="1")
-    python = str(BIN / "python")
+    env = common.settings_free_env(
+        LANCEDB_PATH=str(db), AWS_LAMBDA_FUNCTION_NAME="bench", LANCELOT_ALLOW_UNAUTHENTICATED="1"
+    )
+    python = str(common.BIN / "python")
     imports, runs = [], []
     for _ in range(rounds):
         out = subprocess.run(
@@ -251,42 +181,37 @@ def lambda_rows(cold: dict[str, float], rounds: int) -> list[tuple[str, str]]:
 
 def report_lambda(db: Path, chunks: int, rounds: int) -> None:
     cold = lambda_cold(db, rounds)
-    load = Path("/proc/loadavg").read_text(encoding="utf-8").split()[0]
     when = time.strftime("%Y-%m-%d")
-    print(f"bench-http --lambda-only, {when}, {os.cpu_count()} cores, load {load}, a table of {chunks:,} chunks\n")
-    print("| measure | value |\n|---|---|")
+    facts = f"{os.cpu_count()} cores, load {common.load_average()}, a table of {chunks:,} chunks"
+    print(f"bench-http --lambda-only, {when}, {facts}\n")
+    print(common.table_head(["measure", "value"]))
     for measure, value in lambda_rows(cold, rounds):
-        print(f"| {measure} | {value} |")
+        print(common.table_row([measure, value]))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--db", type=Path, default=WORK / "db", help="database folder (built when missing)")
-    parser.add_argument("--rows", type=int, default=100_000, help="least chunks in the table")
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench-http", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    table_options(parser)
     parser.add_argument("--calls", type=int, default=5_000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=5, help="fresh interpreters for the Lambda figures")
     parser.add_argument("--lambda-only", action="store_true", help="only the Lambda handler's cold start")
     args = parser.parse_args()
-
-    WORK.mkdir(parents=True, exist_ok=True)
     chunks = build_table(args.db, args.rows)
     if args.lambda_only:
         report_lambda(args.db, chunks, args.rounds)
         return
-    port = free_port()
+    port = common.free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    server = start_server(args.db, port)
-    try:
+    with common.http_server(args.db, port) as server:
         rss_idle = rss_mib(server.pid)
         warmup = asyncio.run(load(url, 2 * args.clients, args.clients, search_body))
         rss_before = rss_mib(server.pid)
         search = asyncio.run(load(url, args.calls, args.clients, search_body))
         rss_after = rss_mib(server.pid)
         ping = asyncio.run(load(url, args.calls, args.clients, ping_body))
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
     direct = direct_search_ms(args.db, 200)
     cold = lambda_cold(args.db, args.rounds)
 
@@ -310,9 +235,9 @@ def main() -> None:
         *lambda_rows(cold, args.rounds),
     ]
     print(f"bench-http, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, a table of {chunks:,} chunks\n")
-    print("| measure | value |\n|---|---|")
+    print(common.table_head(["measure", "value"]))
     for measure, value in table:
-        print(f"| {measure} | {value} |")
+        print(common.table_row([measure, value]))
 
 
 if __name__ == "__main__":

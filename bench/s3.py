@@ -24,8 +24,6 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,15 +31,12 @@ from pathlib import Path
 
 import anyio
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from tests.support.s3_server import S3Server, requests, without_aws
 
-from bench.search import QUERIES
+from bench import common
+from bench.common import PYTHON_AND_POSTGRES_QUERIES
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
-WORK = ROOT / "bench-work" / "s3"
-MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
+WORK = common.WORK / "s3"
 
 
 @dataclass
@@ -59,7 +54,7 @@ class Target:
 def build(docs: Path) -> Path:
     db = WORK / "db"
     if not (db / "documents.lance").is_dir():
-        subprocess.run([BIN / "lancelot-index", docs, db, "--quiet"], check=True, timeout=1800)
+        common.index(docs, db, "--quiet", timeout=1800)
     return db
 
 
@@ -68,9 +63,7 @@ def counted(target: Target | Writer) -> int:
 
 
 async def one_round(target: Target, queries: list[str]) -> None:
-    env = {**target.env, "LANCEDB_PATH": target.db, "XDG_CONFIG_HOME": str(WORK / "no-config")}
-    parameters = StdioServerParameters(command=str(BIN / "lancelot"), args=["--log-level", "WARNING"], env=env)
-    async with Client(parameters) as client:
+    async with Client(common.stdio_server({**target.env, "LANCEDB_PATH": target.db})) as client:
         await client.list_tools()
         before, started = counted(target), time.perf_counter()
         result = await client.call_tool("lancedb_search", {"query": queries[0], "mode": "text"})
@@ -87,12 +80,11 @@ async def one_round(target: Target, queries: list[str]) -> None:
 
 
 def ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1000:.0f}" if values else "–"
+    return f"{common.median_ms(values):.0f}" if values else "–"
 
 
 def p90(values: list[float]) -> str:
-    ordered = sorted(values)
-    return f"{ordered[round(0.9 * (len(ordered) - 1))] * 1000:.1f}"
+    return f"{common.percentile(values, 0.9) * 1000:.1f}"
 
 
 STEPS = ("full build", "rebuild, nothing changed", "rebuild, one page changed")
@@ -118,9 +110,8 @@ def write_round(writer: Writer, docs: Path, page: Path, number: int) -> None:
         for step in STEPS:
             if step == STEPS[2]:
                 page.write_bytes(original + b"\n<p>One more paragraph, about sprockets.</p>\n")
-            before, started = counted(writer), time.perf_counter()
-            subprocess.run([BIN / "lancelot-index", "--quiet", docs, db], env=environ, check=True, timeout=1800)
-            writer.seconds[step].append(time.perf_counter() - started)
+            before = counted(writer)
+            writer.seconds[step].append(common.index(docs, db, "--quiet", env=environ, timeout=1800)[0])
             writer.requests[step].append(counted(writer) - before)
     finally:
         page.write_bytes(original)
@@ -154,29 +145,32 @@ def bench_writes(args: argparse.Namespace) -> None:
     print(f"### Object storage: lancelot-index writing ({platform.machine()}, {os.cpu_count()} cores)\n")
     print(f"Documents: {args.docs}; each step is a whole `lancelot-index --quiet` run (start and imports included);")
     print(f"median of {args.rounds} round(s), a new database each round.\n")
-    print("| database | " + " | ".join(f"{step} s" for step in STEPS) + " | requests: " + " | ".join(STEPS) + " |")
-    print("|---|" + "---|" * (2 * len(STEPS)))
+    print(common.table_head(["database", *(f"{step} s" for step in STEPS), f"requests: {STEPS[0]}", *STEPS[1:]]))
     for writer in writers:
         times = [f"{statistics.median(writer.seconds[step]):.2f}" for step in STEPS]
         made = [f"{statistics.median(writer.requests[step]):.0f}" if writer.log else "–" for step in STEPS]
-        print(f"| {writer.name} | " + " | ".join(times) + " | " + " | ".join(made) + " |")
+        print(common.table_row([writer.name, *times, *made]))
     print(f"\nCommand: `scripts/bench-s3 --index --rounds {args.rounds} --latency-ms {args.latency_ms:g}`")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=Path, default=MANUAL if MANUAL.is_dir() else ROOT / "examples" / "docs")
+    parser = argparse.ArgumentParser(prog="scripts/bench-s3", description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=Path, help="the documents to index (default: the PostgreSQL 15 manual)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--queries", type=int, default=len(QUERIES), help="searches per server, the first one cold")
+    searches = len(PYTHON_AND_POSTGRES_QUERIES)
+    parser.add_argument("--queries", type=int, default=searches, help="searches per server, the first one cold")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="the second S3 server's wait per request")
     parser.add_argument("--index", action="store_true", help="time lancelot-index writing instead of queries")
     args = parser.parse_args()
+    if args.docs is None:
+        common.installed(common.POSTGRES_MANUAL)
+        args.docs = common.POSTGRES_MANUAL
     WORK.mkdir(parents=True, exist_ok=True)
     if args.index:
         bench_writes(args)
         return
     db = build(args.docs)
-    queries = (QUERIES * (args.queries // len(QUERIES) + 1))[: args.queries]
+    queries = (PYTHON_AND_POSTGRES_QUERIES * (args.queries // len(PYTHON_AND_POSTGRES_QUERIES) + 1))[: args.queries]
     for log in WORK.glob("requests-*.log"):
         log.unlink()
     with (
@@ -192,21 +186,17 @@ def main() -> None:
         for _ in range(args.rounds):
             for target in targets:
                 anyio.run(one_round, target, queries)
-    import lance
-
-    rows = lance.dataset(str(db / "documents.lance")).count_rows()
+    rows = common.rows(db)
     print(f"### Object storage: first and warm query ({platform.machine()}, {os.cpu_count()} cores)\n")
     print(f"Table: {args.docs} indexed by lancelot-index ({rows:,} passages); text search (BM25) over stdio;")
     print(f"{args.rounds} rounds, a fresh server per database per round, {len(queries) - 1} warm queries each.\n")
-    print("| database | first query ms (median) | warm query ms (median) | warm p90 | requests: first | a warm query |")
-    print("|---|---|---|---|---|---|")
+    headers = ["database", "first query ms (median)", "warm query ms (median)", "warm p90", "requests: first"]
+    print(common.table_head([*headers, "a warm query"]))
     for target in targets:
         first_requests = f"{statistics.median(target.first_requests):.0f}" if target.log else "–"
         per_warm = f"{sum(target.warm_requests) / max(1, len(target.warm)):.2f}" if target.log else "–"
-        print(
-            f"| {target.name} | {ms(target.first)} | {ms(target.warm)} | {p90(target.warm)} | "
-            f"{first_requests} | {per_warm} |"
-        )
+        cells = [target.name, ms(target.first), ms(target.warm), p90(target.warm), first_requests, per_warm]
+        print(common.table_row(cells))
     print(f"\nCommand: `scripts/bench-s3 --rounds {args.rounds} --latency-ms {args.latency_ms:g}`")
 
 

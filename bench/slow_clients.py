@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import resource
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,14 +24,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = ROOT / ".venv" / "bin"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from bench import common
 
 
 async def search(url: str) -> tuple[float, str | None]:
@@ -87,7 +77,7 @@ def report(name: str, samples: list[tuple[float, str | None]]) -> None:
     if not times:
         print(f"{name}: {len(samples)} searches, all failed {dict(errors)}")
         return
-    p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
+    p95 = common.percentile(times, 0.95)
     print(
         f"{name}: {len(samples)} searches, median {statistics.median(times) * 1000:.0f} ms, "
         f"p95 {p95 * 1000:.0f} ms, max {times[-1] * 1000:.0f} ms, errors {dict(errors) or 0}"
@@ -95,26 +85,16 @@ def report(name: str, samples: list[tuple[float, str | None]]) -> None:
 
 
 async def measure(args: argparse.Namespace, db: Path, stderr: Path) -> None:
-    port = free_port()
+    port = common.free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    env = {**os.environ, "LANCEDB_PATH": str(db), **dict(pair.split("=", 1) for pair in args.env)}
+    extra = dict(pair.split("=", 1) for pair in args.env)
 
     def limit() -> None:
         if args.nofile:
             resource.setrlimit(resource.RLIMIT_NOFILE, (args.nofile, args.nofile))
 
-    with stderr.open("w") as err:
-        server = subprocess.Popen(
-            [BIN / "lancelot", "--http", str(port)], stdout=subprocess.DEVNULL, stderr=err, env=env, preexec_fn=limit
-        )
-    try:
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None, stderr.read_text()
-                await asyncio.sleep(0.1)
+    # The server's own log level: what it writes to stderr under attack is part of the report.
+    with stderr.open("w") as err, common.http_server(db, port, extra, log_level=None, stderr=err, preexec_fn=limit):
         await search(url)  # the first search loads LanceDB: not counted
         report("before", [await search(url) for _ in range(args.searches)])
         stop = asyncio.Event()
@@ -139,15 +119,12 @@ async def measure(args: argparse.Namespace, db: Path, stderr: Path) -> None:
         print(f"answers to slow clients: {dict(answers)}")
         await asyncio.sleep(1)
         report("after", [await search(url) for _ in range(args.searches)])
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
     text = stderr.read_text()
     print(f"server stderr: {len(text)} bytes, {text.count('Traceback')} tracebacks")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="scripts/bench-slow-clients", description=__doc__.split("\n\n")[0])
     parser.add_argument("--slow", type=int, default=300, help="slow clients (default 300)")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between a slow client's bytes")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of searching among slow clients")
@@ -160,7 +137,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, args.slow * 2 + 256)), hard))
     with tempfile.TemporaryDirectory() as work:
         db = Path(work) / "db"
-        subprocess.run([BIN / "lancelot-index", ROOT / "examples" / "docs", db, "--quiet"], check=True)
+        common.index(common.ROOT / "examples" / "docs", db, "--quiet")
         asyncio.run(measure(args, db, Path(work) / "stderr"))
 
 

@@ -13,18 +13,15 @@ in ms; what is left of `scripts/bench-search --peer`'s warm median is the stdio 
 from __future__ import annotations
 
 import asyncio
-import statistics
 import sys
 import time
-from pathlib import Path
 
-from bench.http import QUERIES
-
-ROOT = Path(__file__).resolve().parents[1]
+from bench import common, peer
+from bench.common import POSTGRES_QUERIES
 
 
 def median_ms(samples: list[float]) -> str:
-    return f"{1000 * statistics.median(samples):.2f} ms"
+    return f"{common.median_ms(samples):.2f} ms"
 
 
 async def main() -> None:
@@ -32,27 +29,25 @@ async def main() -> None:
     from mcp import Client
 
     from lancelot_schema import logs
-    from lancelot_schema.settings import resolve
     from lancelot_server import app
     from lancelot_server.storage.store import Store
-    from lancelot_server.tools import Tools
 
-    db = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "bench-work/search/peer-db")
+    db = sys.argv[1] if len(sys.argv) > 1 else str(peer.database())
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     logs.configure("WARNING")
-    settings = resolve({"LANCEDB_PATH": db})
-    tools = Tools(Store(settings.db_path), settings)
+    tools = common.in_process_tools({"LANCEDB_PATH": db})
+    settings = tools.settings
     server = app.build_server(settings, Store(settings.db_path, settings.storage))
     arguments = {"mode": "text", "limit": 10}
     direct: list[float] = []
     through_sdk: list[float] = []
     async with Client(server) as client:
         schema = next(tool for tool in (await client.list_tools()).tools if tool.name == "lancedb_search").output_schema
-        for query in QUERIES:  # warm-up: both tables open, both paths run once
+        for query in POSTGRES_QUERIES:  # warm-up: both tables open, both paths run once
             tools.search(query, **arguments)
             reply = await client.call_tool("lancedb_search", {"query": query, **arguments})
         for _ in range(rounds):
-            for query in QUERIES:
+            for query in POSTGRES_QUERIES:
                 started = time.perf_counter()
                 tools.search(query, **arguments)
                 direct.append(time.perf_counter() - started)
@@ -60,11 +55,7 @@ async def main() -> None:
                 reply = await client.call_tool("lancedb_search", {"query": query, **arguments})
                 through_sdk.append(time.perf_counter() - started)
     validator = jsonschema.validators.validator_for(schema)(schema)
-    checks = []
-    for _ in range(50):
-        started = time.perf_counter()
-        list(validator.iter_errors(reply.structured_content))
-        checks.append(time.perf_counter() - started)
+    checks = [common.timed(lambda: list(validator.iter_errors(reply.structured_content))) for _ in range(50)]
     tools.close()
     print(f"Tools.search, in this process: {median_ms(direct)}")
     print(f"through the SDK's in-memory client: {median_ms(through_sdk)}")

@@ -27,9 +27,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from bench import common
 from bench.quality import baseline, model, sets
 
-ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 MODES = ("text", "vector", "hybrid")
 METRICS = ("hit@10", "mrr@10", "ndcg@10", "recall@10")
@@ -37,14 +37,9 @@ METRICS = ("hit@10", "mrr@10", "ndcg@10", "recall@10")
 
 def _env(url: str | None) -> dict[str, str]:
     """The environment without any Lancelot or OpenAI setting of the caller's, plus the model's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCEDB_", "OPENAI_", "EMBEDDING_"))}
-    env.pop("PYTHONPATH", None)
-    return {
-        **env,
-        "EMBEDDING_MODEL": model.MODEL,
-        "OPENAI_API_KEY": "unused",
-        **({"OPENAI_BASE_URL": url} if url else {}),
-    }
+    return common.settings_free_env(
+        EMBEDDING_MODEL=model.MODEL, OPENAI_API_KEY="unused", **({"OPENAI_BASE_URL": url} if url else {})
+    )
 
 
 @cache
@@ -72,12 +67,8 @@ def index(side: baseline.Side, spec: dict[str, Any], db: Path, url: str | None, 
             return float(known["seconds"])
     shutil.rmtree(db, ignore_errors=True)
     excludes = [arg for glob in spec["exclude"] for arg in ("--exclude", glob)]
-    command = [str(side.bin / "lancelot-index"), spec["docs"], str(db), "--quiet", *excludes, *flags(side, spec, url)]
-    started = time.perf_counter()
-    done = subprocess.run(command, env=_env(url), capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{side.name}: lancelot-index failed ({done.returncode}):\n{done.stderr}")
-    seconds = time.perf_counter() - started
+    options = ["--quiet", *excludes, *flags(side, spec, url)]
+    seconds, _ = common.index(spec["docs"], db, *options, env=_env(url), indexer=side.bin / "lancelot-index")
     known = {"embed": bool(url), "language": language, "seconds": seconds, "commit": side.commit}
     stamp.write_text(json.dumps(known), encoding="utf-8")
     return seconds
@@ -104,14 +95,14 @@ def facts(sides: list[baseline.Side]) -> list[str]:
         lancedb = subprocess.run(probe, capture_output=True, text=True, check=False).stdout.strip()
         versions.append(f"{side.name}: lancedb {lancedb}")
     return [
-        f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, load average "
-        + " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, load average {common.load_average(3)}",
         "; ".join(versions),
     ]
 
 
 def table(chosen: dict[str, dict[str, Any]], scores: dict[tuple[str, str], Any], sides: list[baseline.Side]) -> str:
-    rows = ["| set | search | code | hit@10 | MRR@10 | nDCG@10 | recall@10 | fell back | ms/query |", "|---" * 9 + "|"]
+    headers = ["set", "search", "code", "hit@10", "MRR@10", "nDCG@10", "recall@10", "fell back", "ms/query"]
+    rows = [common.table_head(headers)]
     for name, spec in chosen.items():
         for m, mode in enumerate(scores[(sides[0].name, name)]):
             for i, side in enumerate(sides):
@@ -120,24 +111,28 @@ def table(chosen: dict[str, dict[str, Any]], scores: dict[tuple[str, str], Any],
                 code = side.name if side.commit in side.name else f"{side.name} {side.commit}"
                 cells = [label, mode if i == 0 else "", code, *(f"{r[k]:.3f}" for k in METRICS)]
                 cells += [str(r["fallbacks"]), f"{r['ms_per_query']:.0f}"]
-                rows.append("| " + " | ".join(cells) + " |")
+                rows.append(common.table_row(cells))
     return "\n".join(rows)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench-quality", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated; `text` alone needs no model")
     parser.add_argument("--sets", default=",".join(sets.NAMES), help="comma-separated: " + ", ".join(sets.NAMES))
     parser.add_argument("--baseline", default="888f04f", help="git revision to compare with, or `none`")
     parser.add_argument(
         "--current", help="git revision to measure as current (a clean worktree), instead of the working tree"
     )
-    parser.add_argument("--size", type=int, default=400, help="queries sampled from the Python index")
-    parser.add_argument("--seed", type=int, default=13, help="seed of that sample")
-    parser.add_argument("--work", default=str(ROOT / "bench-work/quality"))
+    parser.add_argument("--size", type=int, default=sets.SIZE, help="queries sampled from the Python index")
+    parser.add_argument("--seed", type=int, default=sets.SEED, help="seed of that sample")
+    parser.add_argument("--work", default=str(common.WORK / "quality"))
     parser.add_argument("--check-only", action="store_true", help="only check that the model serves sensible vectors")
     parser.add_argument("--reuse-index", action="store_true", help="score the databases a previous run built")
     args = parser.parse_args()
+    references = [sets.debref.DOCS / f"ch01.{language}.html" for language in ("ja", "zh-cn")]
+    common.installed(common.POSTGRES_MANUAL, common.PYTHON_MANUAL, *references, sets.debref.JIEBA_DICT)
     command = "scripts/bench-quality " + " ".join(sys.argv[1:])
     modes = [mode for mode in args.modes.split(",") if mode]
     if not modes or set(modes) - set(MODES):

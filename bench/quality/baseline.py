@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench.common import BIN, ROOT
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def current() -> Side:
     """The working tree and its .venv (set up by scripts/setup); the commit says `+dirty` when the
     distributions' sources differ from HEAD, as they may while others work."""
     commit = _git("rev-parse", "--short", "HEAD")
-    return Side("current", commit + ("+dirty" if _dirty() else ""), ROOT, ROOT / ".venv/bin")
+    return Side("current", commit + ("+dirty" if _dirty() else ""), ROOT, BIN)
 
 
 def recheck(side: Side) -> Side:
@@ -50,6 +50,14 @@ def recheck(side: Side) -> Side:
     if now.commit == side.commit:
         return side
     return Side(side.name, f"{side.commit}, {now.commit} at the end", side.tree, side.bin)
+
+
+def newest_databases(work: Path) -> Path:
+    """The folder of databases (one a corpus) that the newest current side of a run under `work` built."""
+    built = sorted((work / "db").glob("current-*"), key=lambda path: path.stat().st_mtime)
+    if not built:
+        raise SystemExit(f"no databases under {work / 'db'}: run scripts/bench-quality first, or name DB_FOLDER")
+    return built[-1]
 
 
 def prepare(rev: str, work: Path, role: str = "baseline") -> Side:

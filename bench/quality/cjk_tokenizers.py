@@ -30,15 +30,14 @@ import argparse
 import math
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from bench import common
 from bench.quality import debref
 
-ROOT = Path(__file__).resolve().parents[2]
 K = 10
 COMMON: dict[str, Any] = {"with_position": True, "lower_case": True, "ascii_folding": True}
 PLAIN: dict[str, Any] = {**COMMON, "stem": False, "remove_stop_words": False}
@@ -72,8 +71,7 @@ def _jieba_home(work: Path) -> bool:
 
 def _base(docs: Path, db: Path) -> None:
     shutil.rmtree(db, ignore_errors=True)
-    command = [str(ROOT / ".venv/bin/lancelot-index"), str(docs), str(db), "--quiet", "--language", "cjk"]
-    subprocess.run(command, check=True)
+    common.index(docs, db, "--quiet", "--language", "cjk")
 
 
 def _reindex(base: Path, db: Path, options: dict[str, Any]) -> tuple[float, int]:
@@ -125,8 +123,12 @@ def score(tools: Any, queries: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--work", default=str(ROOT / "bench-work/quality/tokenizers"))
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.quality.cjk_tokenizers",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--work", default=str(common.WORK / "quality/tokenizers"))
     parser.add_argument("--seed", type=int, default=13, help="seed of the paragraph words (debref.py)")
     parser.add_argument("--only", help="comma-separated candidates (default: all but jieba): " + ", ".join(CANDIDATES))
     parser.add_argument("--every", type=int, default=1, help="score every Nth query only (for jieba's slow queries)")
@@ -135,18 +137,12 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     jieba = _jieba_home(work)
     from lancelot_schema import logs
-    from lancelot_schema.settings import resolve
-    from lancelot_server.storage.store import Store
-    from lancelot_server.tools import Tools
 
     logs.configure("WARNING")
     chosen = args.only.split(",") if args.only else [name for name in CANDIDATES if name != "jieba"]
     print(f"Command: `{' '.join(['python -m bench.quality.cjk_tokenizers', *sys.argv[1:]])}`; text search, top {K}\n")
-    print(
-        "| set | tokenizer | hit@10 | MRR@10 | nDCG@10 | section hit@10 | section MRR@10 "
-        "| index KiB | build s | ms/query |"
-    )
-    print("|---" * 10 + "|")
+    headers = ["set", "tokenizer", "hit@10", "MRR@10", "nDCG@10", "section hit@10", "section MRR@10"]
+    print(common.table_head([*headers, "index KiB", "build s", "ms/query"]))
     for lang, names in LANGUAGES.items():
         specs = {name: debref.build(name, work, args.seed) for name in names}
         base = work / "db" / lang / "base"
@@ -156,8 +152,7 @@ def main() -> None:
                 continue
             db = work / "db" / lang / candidate.replace(" ", "-").replace("/", "-")
             seconds, size = _reindex(base, db, CANDIDATES[candidate])
-            settings = resolve({"LANCEDB_PATH": str(db)})
-            tools = Tools(Store(settings.db_path), settings)
+            tools = common.in_process_tools({"LANCEDB_PATH": str(db)})
             try:
                 for name, spec in specs.items():
                     queries = spec["queries"][:: args.every]
@@ -165,7 +160,7 @@ def main() -> None:
                     cells = [f"{name} ({len(queries)})", candidate]
                     cells += [f"{r[key]:.3f}" for key in ("hit", "mrr", "ndcg", "section hit", "section mrr")]
                     cells += [f"{size / 1024:.0f}", f"{seconds:.2f}", f"{r['ms']:.1f}"]
-                    print("| " + " | ".join(cells) + " |", flush=True)
+                    print(common.table_row(cells), flush=True)
             finally:
                 tools.close()
 

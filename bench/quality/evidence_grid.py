@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.quality import sets
+from bench import common
+from bench.quality import baseline, sets
 from bench.quality.evaluate import score
 
-ROOT = Path(__file__).resolve().parents[2]
-WORK = ROOT / "bench-work/quality"
-NAMES = ["postgresql", "python", "python-api", "debref-ja", "debref-zh", "debref-ja-body", "debref-zh-body"]
+WORK = common.WORK / "quality"
+NAMES = sets.NAMES
 DUMPED = 50
 SHARES = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.1)
 DEPTHS = (20, 50)
@@ -32,16 +32,12 @@ Passage = tuple[str, float]
 
 def lists(db_folder: Path) -> dict[str, list[dict[str, Any]]]:
     """For each set, each query's relevant pages and its BM25 passages (page, score), best first."""
-    from lancelot_schema.settings import resolve
     from lancelot_server.search import core
-    from lancelot_server.storage.store import Store
-    from lancelot_server.tools import Tools
 
     core.DOCUMENT_EVIDENCE = 0.0  # the raw ranking; the grid adds the evidence itself
     found: dict[str, list[dict[str, Any]]] = {}
-    for name, spec in sets.load(NAMES, WORK, 400, 13).items():
-        settings = resolve({"LANCEDB_PATH": str(db_folder / spec["package"])})
-        tools = Tools(Store(settings.db_path), settings)
+    for name, spec in sets.load(list(NAMES), WORK, sets.SIZE, sets.SEED).items():
+        tools = common.in_process_tools({"LANCEDB_PATH": str(db_folder / spec["package"])})
         queries = json.loads(Path(spec["file"]).read_text(encoding="utf-8"))["queries"]
         found[name] = []
         for item in queries:
@@ -71,16 +67,14 @@ def metrics(rows: list[dict[str, Any]], share: float, depth: int) -> str:
 
 
 def main() -> None:
-    newest = sorted((WORK / "db").glob("current-*"), key=lambda path: path.stat().st_mtime)
-    db_folder = Path(sys.argv[1]) if len(sys.argv) > 1 else newest[-1]
+    db_folder = Path(sys.argv[1]) if len(sys.argv) > 1 else baseline.newest_databases(WORK)
     found = lists(db_folder)
     print(f"Databases: {db_folder}; hit@10 / MRR@10 / nDCG@10 of the top 10 pages, text search")
-    print("| depth | share | " + " | ".join(NAMES) + " |")
-    print("|---|---|" + "---|" * len(NAMES))
+    print(common.table_head(["depth", "share", *NAMES]))
     for depth in DEPTHS:
         for share in SHARES:
-            cells = " | ".join(metrics(found[name], share, depth) for name in NAMES)
-            print(f"| {depth} | {share} | {cells} |", flush=True)
+            cells = [metrics(found[name], share, depth) for name in NAMES]
+            print(common.table_row([depth, share, *cells]), flush=True)
 
 
 if __name__ == "__main__":

