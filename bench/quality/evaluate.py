@@ -2,8 +2,9 @@
 
 `python -m bench.quality` runs it with the current venv's python and with the baseline worktree's, so each
 side searches with its own server code. Hence it imports only what every version since the benchmark
-began has: `lancelot_schema.settings.resolve`, `lancelot_server.storage.store.Store`, `lancelot_server.tools.Tools`
-with `.search(query, mode=, limit=)`, whose reply has `hits` (each with `source`) and `searchType`.
+began has: `lancelot_schema.settings.resolve`, the store's `Store` (`lancelot_server.storage.store`, before
+a7e1468 `lancelot_server.store`), `lancelot_server.tools.Tools` with `.search(query, mode=, limit=)`, whose
+reply has `hits` (each with `source`) and `searchType`.
 
 Scoring is by page, over the top K hits (passages) in their order:
 - hit@K: 1 when a relevant page is among them;
@@ -46,8 +47,12 @@ def score(ranked_pages: list[str], relevant: list[str]) -> dict[str, float]:
 
 def evaluate(db: str, queries: list[dict[str, object]], modes: list[str], env: dict[str, str]) -> dict[str, object]:
     from lancelot_schema.settings import resolve
-    from lancelot_server.storage.store import Store
     from lancelot_server.tools import Tools
+
+    try:
+        from lancelot_server.storage.store import Store
+    except ImportError:  # a side from before the server's subpackages (the baseline, 888f04f)
+        from lancelot_server.store import Store  # type: ignore[no-redef]
 
     settings = resolve({"LANCEDB_PATH": db, **env})
     tools = Tools(Store(settings.db_path), settings)
