@@ -53,8 +53,9 @@ def recheck(side: Side) -> Side:
 
 
 def newest_databases(work: Path) -> Path:
-    """The folder of databases (one a corpus) that the newest current side of a run under `work` built."""
-    built = sorted((work / "db").glob("current-*"), key=lambda path: path.stat().st_mtime)
+    """The folder of databases (one a corpus) that the newest current side of a run under `work` built: `current`
+    for the working tree, `current-<commit>` for `--current REV`."""
+    built = sorted((work / "db").glob("current*"), key=lambda path: path.stat().st_mtime)
     if not built:
         raise SystemExit(f"no databases under {work / 'db'}: run scripts/bench-quality first, or name DB_FOLDER")
     return built[-1]

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.quality.evidence_grid [DB_FOLDER]
 
 DB_FOLDER holds the databases one side of `scripts/bench-quality` built (default: the newest
-`bench-work/quality/db/current-*`); the sets are those the bench writes (the same seed and size). For each
+`bench-work/quality/db/current*`); the sets are those the bench writes (the same seed and size). For each
 query it takes the server's own BM25 list, 50 passages deep, uncapped and without document evidence, then
 ranks pages as one passage per page would with evidence `share`: a passage scores its BM25 plus `share`
 times the BM25 of its page's other passages among the first `depth`. It prints hit@10 / MRR@10 / nDCG@10

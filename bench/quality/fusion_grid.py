@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.quality.fusion_grid [DB_FOLDER]
 
 DB_FOLDER holds the databases one side of `scripts/bench-quality` built (default: the newest
-`bench-work/quality/db/current-*`), indexed with `--embed` against its model endpoint; the sets are those
+`bench-work/quality/db/current*`), indexed with `--embed` against its model endpoint; the sets are those
 the bench writes (the same seed and size). The script starts that endpoint (its vectors cache makes
 query vectors free after the first run), takes for each query the server's own text list and vector list,
 40 deep and uncapped, and fuses the first 20 of each as the server does with one passage per page (each

@@ -61,7 +61,13 @@ def main() -> None:
     pg, py = (lancedb.connect(path).open_table("documents") for path in sys.argv[1:3])
     sets = [("postgresql", pg, json.loads((Path(__file__).parent / "queries.json").read_text(encoding="utf-8")))]
     work = common.WORK / "quality/sets"
-    sets += [(name, py, json.loads((work / file).read_text(encoding="utf-8"))) for name, file in SETS.items()]
+    present = {name: work / file for name, file in SETS.items() if (work / file).is_file()}
+    sets += [(name, py, json.loads(path.read_text(encoding="utf-8"))) for name, path in present.items()]
+    if len(present) < len(SETS):
+        # No command writes python-genindex now (the 400 entries of both kinds of docs/decisions.md's grid).
+        left_out = ", ".join(name for name in SETS if name not in present)
+        making = "scripts/bench-quality --modes text --sets python,python-api writes python and python-api"
+        print(f"left out, not in {work}: {left_out} ({making})", file=sys.stderr)
     print(common.table_head(["title", "heading", "cap", *(name for name, _, _ in sets)]))
     for title, heading, cap in CONFIGS:
         row = [scores(table, data["queries"], title, heading, cap) for _, table, data in sets]
