@@ -5,16 +5,30 @@ Field names are the contract with assistants (camelCase, as MCP itself): change 
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired
+from typing import Any, Literal, NotRequired
 
 # typing_extensions: pydantic (which derives the output schemas) needs its TypedDict before Python 3.12.
 from typing_extensions import TypedDict
 
-from lancelot_server.search.rows import Hit
-
 Mode = Literal["auto", "text", "vector", "hybrid"]
 SearchType = Literal["text", "vector", "hybrid"]
 TextMatch = Literal["bm25", "substring"]
+
+
+# A passage as a search finds it: the hits of every ranking, and of the reply with their `table` (SearchHit).
+class Hit(TypedDict):
+    id: str | None
+    title: str | None
+    source: str | None
+    heading: str | None
+    text: str
+    score: float
+    metadata: dict[str, Any]
+    passage: NotRequired[int]  # the passage's number in its document (layout 2)
+    lines: NotRequired[list[int]]  # its first and last line in the source file
+    anchor: NotRequired[str]  # the HTML id at or before it (`page.html#anchor`)
+    page: NotRequired[int]  # the page it is on, from 1 (PDF; layout 5)
+    url: NotRequired[str]  # where it is published, from the table's link template
 
 
 class SearchHit(Hit):

@@ -22,6 +22,7 @@ from lancelot_server import __version__, status
 from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
 from lancelot_server.reading import documents, markdown, read
 from lancelot_server.replies import (
+    Hit,
     Mode,
     SearchHit,
     SearchReply,
@@ -36,7 +37,6 @@ from lancelot_server.search.core import Wanted
 from lancelot_server.search.embed import Embedder
 from lancelot_server.search.filters import NONE_KEPT, Filters, any_kept
 from lancelot_server.search.fusion import HYBRID_DEPTH, fused_ranking
-from lancelot_server.search.rows import Hit
 from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, Store, damage, describe
 from lancelot_server.storage.tables import Tables, merged
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from lancelot_schema import layout
-from lancelot_server.search.rows import Hit, hit_columns, source_of, to_hit
+from lancelot_server.replies import Hit
+from lancelot_server.search.rows import hit_columns, source_of, to_hit
 from lancelot_server.storage.store import Layout
 
 SCAN_BATCH_ROWS = 8192

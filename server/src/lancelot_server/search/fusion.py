@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
+from lancelot_server.replies import Hit
 from lancelot_server.search import core
-from lancelot_server.search.rows import Hit
 
 T = TypeVar("T")
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import math
 from datetime import date, datetime, time
-from typing import Any, NotRequired, cast
+from typing import Any, cast
 
 from typing_extensions import TypedDict
 
 from lancelot_schema import layout, links
+from lancelot_server.replies import Hit
 from lancelot_server.storage.store import Layout
 
 HEADER_OPEN = "<document_metadata>"
@@ -27,21 +28,6 @@ LOCATOR_COLUMNS = frozenset(
 HEADER_CLOSE = "</document_metadata>"
 # Layout 5: the document's metadata (shown as its fields) and the filters' forms of it (not shown).
 DOCUMENT_COLUMNS = frozenset((layout.META, layout.TAGS, layout.DATE))
-
-
-class Hit(TypedDict):
-    id: str | None
-    title: str | None
-    source: str | None
-    heading: str | None
-    text: str
-    score: float
-    metadata: dict[str, Any]
-    passage: NotRequired[int]  # the passage's number in its document (layout 2)
-    lines: NotRequired[list[int]]  # its first and last line in the source file
-    anchor: NotRequired[str]  # the HTML id at or before it (`page.html#anchor`)
-    page: NotRequired[int]  # the page it is on, from 1 (PDF; layout 5)
-    url: NotRequired[str]  # where it is published, from the table's link template
 
 
 class Locators(TypedDict, total=False):

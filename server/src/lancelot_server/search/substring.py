@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from lancelot_schema import layout
+from lancelot_server.replies import Hit
 from lancelot_server.search.core import (
     SCAN_BATCH_ROWS,
     Wanted,
@@ -24,7 +25,6 @@ from lancelot_server.search.core import (
     source_array,
     starting_with,
 )
-from lancelot_server.search.rows import Hit
 from lancelot_server.storage.store import Layout, damage
 
 # The substring match runs when BM25 finds nothing: an identifier, part of a word, a word of another script.
