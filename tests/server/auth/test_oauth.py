@@ -14,8 +14,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from structlog.testing import capture_logs
 from tests.support.issuer import RESOURCE, Issuer, public_jwk, rsa_key
 
-from lancelot_server.auth.callers import Rejected
 from lancelot_server.auth.oauth import REFETCH_S, JwtVerifier, metadata_urls
+from lancelot_server.auth.verifier import Rejected
 
 
 def b64(data):

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from lancelot_server.auth import tokens
-from lancelot_server.auth.callers import Rejected
 from lancelot_server.auth.tokens import StaticTokens, TokenFileError, parse
+from lancelot_server.auth.verifier import Rejected
 
 GOOD = "a-long-enough-token-0001"
 OTHER = "another-long-token-0002"

@@ -24,8 +24,9 @@ import anyio
 from starlette.types import Scope
 
 from lancelot_schema.settings import Settings
-from lancelot_server.auth.callers import Principal, Rejected, Verifier
+from lancelot_server.auth.callers import Principal
 from lancelot_server.auth.tokens import StaticTokens
+from lancelot_server.auth.verifier import Rejected, Verifier
 from lancelot_server.http import jsonrpc
 from lancelot_server.http.guard import Refusal
 

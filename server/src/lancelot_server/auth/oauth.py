@@ -30,7 +30,8 @@ import jwt
 import structlog
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
 
-from lancelot_server.auth.callers import Principal, Rejected
+from lancelot_server.auth.callers import Principal
+from lancelot_server.auth.verifier import Rejected
 
 log = structlog.get_logger("lancelot.auth")
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import structlog
 
-from lancelot_server.auth.callers import Principal, Rejected
+from lancelot_server.auth.callers import Principal
+from lancelot_server.auth.verifier import Rejected
 
 # Shorter tokens can be guessed; the error says how to make a good one.
 MIN_TOKEN_LENGTH = 16
