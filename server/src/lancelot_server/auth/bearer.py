@@ -27,8 +27,6 @@ from lancelot_schema.settings import Settings
 from lancelot_server.auth.callers import Principal
 from lancelot_server.auth.tokens import StaticTokens
 from lancelot_server.auth.verifier import Rejected, Verifier
-from lancelot_server.http import jsonrpc
-from lancelot_server.http.guard import Refusal
 
 REALM = "lancelot"
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -48,8 +46,15 @@ class JwtCheck(Verifier, Protocol):
     def may_block(self, token: str) -> bool: ...
 
 
-def _refused(status: int, message: str, challenge: str) -> Refusal:
-    return Refusal(status, jsonrpc.INVALID_REQUEST, message, headers={"WWW-Authenticate": challenge})
+class Challenge(Exception):
+    """A request refused for its bearer token: the status (401, 403 or 400), what the answer says, and the
+    `WWW-Authenticate` header that tells the client how to authenticate. The guard answers it (`Refusal`)."""
+
+    def __init__(self, status: int, message: str, header: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.header = header
 
 
 def _quoted(value: str) -> str:
@@ -112,12 +117,12 @@ class Authenticator:
         return "Bearer " + ", ".join(params)
 
     async def __call__(self, scope: Scope) -> Principal:
-        """The caller of this request; else a `Refusal` (401, 403 or 400) with its challenge."""
+        """The caller of this request; else a `Challenge` (401, 403 or 400)."""
         token = self._bearer(scope)
         try:
             return await self._verify(token)
         except Rejected as rejected:
-            raise _refused(
+            raise Challenge(
                 rejected.status,
                 f"{'Unauthorized' if rejected.status == 401 else 'Forbidden'}: {rejected.reason}",
                 self.challenge(rejected.error, rejected.reason, rejected.scope),
@@ -128,11 +133,11 @@ class Authenticator:
         scheme, _, token = values[0].strip().partition(" ") if values else ("", "", "")
         if scheme.lower() != "bearer" or not token.strip():
             # No credentials of our scheme: RFC 6750 §3.1 says the challenge carries no error code.
-            raise _refused(401, "Unauthorized: send `Authorization: Bearer TOKEN`", self.challenge())
+            raise Challenge(401, "Unauthorized: send `Authorization: Bearer TOKEN`", self.challenge())
         token = token.strip()
         if len(values) > 1 or not _TOKEN.fullmatch(token):
             description = "the Authorization header must be `Bearer` and one token"
-            raise _refused(400, f"Bad request: {description}", self.challenge("invalid_request", description))
+            raise Challenge(400, f"Bad request: {description}", self.challenge("invalid_request", description))
         return token
 
     async def _verify(self, token: str) -> Principal:

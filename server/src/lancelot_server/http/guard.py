@@ -34,7 +34,7 @@ import anyio
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lancelot_server.auth import callers
+from lancelot_server.auth import bearer, callers
 from lancelot_server.http import jsonrpc
 
 MAX_BODY = 64 * 1024
@@ -67,7 +67,7 @@ class Rules:
 
 
 class Authenticate(Protocol):
-    """What the guard asks who a request comes from (`bearer.Authenticator`): a `Principal`, or a `Refusal`."""
+    """What the guard asks who a request comes from (`bearer.Authenticator`): a `Principal`, or a `Challenge`."""
 
     @property
     def documents(self) -> Mapping[str, bytes]: ...
@@ -301,7 +301,7 @@ class Guard:
             if self.documents is not None and scope["path"] in self.documents:
                 await publish(self.documents[scope["path"]], scope, watch)
                 return
-            principal = await self.auth(scope) if self.auth is not None else None
+            principal = await self._authenticate(scope)
             caller = principal.label if principal is not None else None
             body = await read_body(scope, receive, self.rules.body_timeout)
             checked = read_message(body)
@@ -323,6 +323,15 @@ class Guard:
                 tool=checked.tool,
                 **({"caller": caller} if caller is not None else {}),
             )
+
+    async def _authenticate(self, scope: Scope) -> callers.Principal | None:
+        if self.auth is None:
+            return None
+        try:
+            return await self.auth(scope)
+        except bearer.Challenge as challenge:
+            headers = {"WWW-Authenticate": challenge.header}
+            raise Refusal(challenge.status, INVALID_REQUEST, challenge.message, headers=headers) from None
 
 
 def split_setting(values: Iterable[str] | None) -> frozenset[str]:
