@@ -124,8 +124,8 @@ def main() -> None:
 
     vector = np.random.default_rng(11).standard_normal(WIDTH).astype(np.float32).tolist()
     # The table's vectors are random: so is the query's, given here rather than by an embedding endpoint.
-    tools._embed = lambda _layout, _query: vector
-    tools.check_vectors = lambda _layout: None
+    tools.modes._embed = lambda _layout, _query: vector
+    tools.modes.check_vectors = lambda _layout: None
     filters = {
         "none": Filters(),
         "broad (tag python)": Filters.of(tags=["python"]),

@@ -33,7 +33,7 @@ Page = tuple[str, float]  # a page and its best passage's score in one list
 def lists(db_folder: Path, url: str) -> dict[str, list[dict[str, Any]]]:
     """For each set, each query's relevant pages and its text and vector hits, as the server ranks them."""
     from lancelot_server.search.core import Wanted, vector
-    from lancelot_server.tools import Query
+    from lancelot_server.search.modes import Query
 
     found: dict[str, list[dict[str, Any]]] = {}
     for name, spec in sets.load(list(NAMES), WORK, sets.SIZE, sets.SEED).items():
@@ -44,8 +44,8 @@ def lists(db_folder: Path, url: str) -> dict[str, list[dict[str, Any]]]:
         found[name] = []
         for item in queries:
             asked, pool = Query(item["query"], tools.embedder), Wanted(DUMPED)
-            nearest = vector(handle, table_layout, tools._embed(table_layout, asked), pool)
-            matched, _, _ = tools._text(handle, table_layout, asked, pool)
+            nearest = vector(handle, table_layout, tools.modes._embed(table_layout, asked), pool)
+            matched, _, _ = tools.modes._text(handle, table_layout, asked, pool)
             found[name].append(
                 {
                     "relevant": item["relevant"],

@@ -8,8 +8,9 @@ may not see.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from lancelot_schema.settings import Settings
 from lancelot_server import __version__
 from lancelot_server.auth import callers
 from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable
@@ -17,15 +18,13 @@ from lancelot_server.reading import documents
 from lancelot_server.replies import DatabaseStatus, EmbeddingStatus, SearchType, StatusReply, TableStatus
 from lancelot_server.search import core
 from lancelot_server.search.embed import endpoint_host
+from lancelot_server.search.modes import Modes
 from lancelot_server.storage.freshness import freshness
-from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, damage, describe
-
-if TYPE_CHECKING:
-    from lancelot_server.tools import Tools
+from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, Store, damage, describe
+from lancelot_server.storage.tables import Tables
 
 
-def report(tools: Tools) -> StatusReply:
-    settings, store = tools.settings, tools.store
+def report(settings: Settings, store: Store, tables: Tables, modes: Modes) -> StatusReply:
     database = DatabaseStatus(path=store.db_path, exists=store.exists(), tables=[])
     embedding = EmbeddingStatus(
         model=settings.embedding_model, endpoint=endpoint_host(settings), apiKey=settings.has_api_key
@@ -33,16 +32,16 @@ def report(tools: Tools) -> StatusReply:
     vectors: str | None = None
     listed: list[TableStatus] = []
     try:
-        database["tables"] = tools.tables.present()
-        names = tools.tables.visible()
-        default = tools.tables.default()
+        database["tables"] = tables.present()
+        names = tables.visible()
+        default = tables.default()
     except TableNotFound as exc:  # the caller sees no table at all: none is named, not even the default
         table = TableStatus(name="", exists=False, error=str(exc))
     except LancelotError as exc:  # the database cannot be read
         database["error"] = str(exc)
         table = TableStatus(name=settings.table if callers.may_see(settings.table) else "", exists=False)
     else:
-        described = {name: _table(tools, name) for name in names}
+        described = {name: _table(settings, store, tables, modes, name) for name in names}
         listed = [status for status, _ in described.values()]
         table, vectors = described[default]
     if vectors is not None:
@@ -57,15 +56,15 @@ def report(tools: Tools) -> StatusReply:
     )
 
 
-def _table(tools: Tools, name: str) -> tuple[TableStatus, str | None]:
+def _table(settings: Settings, store: Store, tables: Tables, modes: Modes, name: str) -> tuple[TableStatus, str | None]:
     """One table's status, and why vector search cannot run on it (None when it can, or nothing can)."""
     table = TableStatus(name=name, exists=False)
     try:
-        handle = tools.tables.open(name)
+        handle = tables.open(name)
         table["exists"] = True
-        table_layout = describe(handle.schema, tools.settings.text_column, name)
-        with tools.store.reading():  # on object storage, the bucket may stop answering after the table opened
-            table = _described(tools, name, handle, table_layout)
+        table_layout = describe(handle.schema, settings.text_column, name)
+        with store.reading():  # on object storage, the bucket may stop answering after the table opened
+            table = _described(store, name, handle, table_layout)
     except LancelotError as exc:
         table["error"] = str(exc)
         table["searchTypes"] = []
@@ -76,7 +75,7 @@ def _table(tools: Tools, name: str) -> tuple[TableStatus, str | None]:
     if table["readable"]:
         types.append("text")
         try:
-            tools.check_vectors(table_layout)
+            modes.check_vectors(table_layout)
         except VectorSearchUnavailable as exc:
             vectors = str(exc)
         else:
@@ -85,7 +84,7 @@ def _table(tools: Tools, name: str) -> tuple[TableStatus, str | None]:
     return table, vectors
 
 
-def _described(tools: Tools, name: str, handle: Any, table_layout: Layout) -> TableStatus:
+def _described(store: Store, name: str, handle: Any, table_layout: Layout) -> TableStatus:
     found = damage(handle)
     broken_index = found.index_broken(table_layout.text)
     rows = handle.count_rows()
@@ -108,7 +107,7 @@ def _described(tools: Tools, name: str, handle: Any, table_layout: Layout) -> Ta
     if not found.missing:
         table["freshness"] = freshness(handle, table_layout, rows, found)
     if found.missing:
-        table["error"] = str(tools.store.unreadable(name, found))
+        table["error"] = str(store.unreadable(name, found))
     elif broken_index:
         table["note"] = f"{UNREADABLE_INDEX}; text search matches substrings"
     return table

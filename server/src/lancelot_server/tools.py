@@ -1,7 +1,8 @@
 """The tools as plain functions over the read-only store, callable and testable without the MCP SDK.
 
 `app.py` publishes them; the limits below are both checked here and declared in the input schemas there.
-Tables are opened through `tables.Tables` only (which ones the caller sees); the status is `status.py`.
+Tables are opened through `storage.tables.Tables` only (which ones the caller sees); each table is searched
+in the mode asked or the next one down by `search.modes`; the status is `status.py`.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from typing import Any, cast, get_args
 
 import structlog
 
-from lancelot_schema import languages
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__, status
-from lancelot_server.errors import InvalidRequest, LancelotError, VectorSearchUnavailable, shown
+from lancelot_server.errors import InvalidRequest, LancelotError, shown
 from lancelot_server.reading import documents, markdown, read
 from lancelot_server.replies import (
-    Hit,
     Mode,
     SearchHit,
     SearchReply,
@@ -32,12 +31,11 @@ from lancelot_server.replies import (
     TextMatch,
     VersionReply,
 )
-from lancelot_server.search import core, substring
 from lancelot_server.search.core import Wanted
 from lancelot_server.search.embed import Embedder
-from lancelot_server.search.filters import NONE_KEPT, Filters, any_kept
-from lancelot_server.search.fusion import HYBRID_DEPTH, fused_ranking
-from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, Store, damage, describe
+from lancelot_server.search.filters import Filters
+from lancelot_server.search.modes import Modes, Query, joined
+from lancelot_server.storage.store import Layout, Store, damage, describe
 from lancelot_server.storage.tables import Tables, merged
 
 MAX_QUERY = 2000
@@ -47,8 +45,6 @@ MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
 MODES: tuple[str, ...] = get_args(Mode)
 # At most this many passages of one document in a reply, unless `perDocument` says otherwise.
 DEFAULT_PER_DOCUMENT = 1
-
-Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
 
 log = structlog.get_logger("lancelot.tools")
 
@@ -71,25 +67,6 @@ def _check_budget(budget: int) -> None:
         raise InvalidRequest(f"budget must be between {MIN_BUDGET:,} and {MAX_BUDGET:,} characters; got {budget}.")
 
 
-class Query:
-    """One search's query, embedded at most once however many tables want its vector (a failure too is kept)."""
-
-    def __init__(self, text: str, embedder: Embedder) -> None:
-        self.text = text
-        self._embedder = embedder
-        self._embedded: list[float] | VectorSearchUnavailable | None = None
-
-    def embedding(self) -> list[float]:
-        if self._embedded is None:
-            try:
-                self._embedded = self._embedder.embed(self.text)
-            except VectorSearchUnavailable as exc:
-                self._embedded = exc
-        if isinstance(self._embedded, VectorSearchUnavailable):
-            raise self._embedded
-        return self._embedded
-
-
 @dataclass(frozen=True)
 class Searched:
     """What one table gave a search: its hits (each naming the table) and how they were found."""
@@ -109,6 +86,7 @@ class Tools:
         self.settings = settings
         self.tables = Tables(store, settings)
         self.embedder = Embedder(settings)
+        self.modes = Modes(settings, self.embedder)
         self.protocol_versions = list(protocol_versions)
 
     def close(self) -> None:
@@ -138,7 +116,7 @@ class Tools:
         searched = []
         for name, handle, table_layout in opened:
             with self._naming_damage(handle, name):
-                hits, search_type, text_match, note = self._run(handle, table_layout, asked, mode, wanted)
+                hits, search_type, text_match, note = self.modes.run(handle, table_layout, asked, mode, wanted)
             named = [cast(SearchHit, {"table": name, **hit}) for hit in hits]
             searched.append(Searched(name, named, search_type, text_match, note))
         reply = _reply(query, mode, searched, limit)
@@ -168,109 +146,6 @@ class Tools:
                 raise
             log.warning("table damaged", table=name, missing=list(found.missing))
             raise self.store.unreadable(name, found) from exc
-
-    def _run(self, handle: Any, table_layout: Layout, query: Query, mode: str, wanted: Wanted) -> Outcome:
-        """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why.
-
-        The query leaves the machine (to the embedding endpoint) only on the vector and hybrid paths, and
-        only once nothing known in advance (no vectors, no key, another model) rules them out.
-        """
-        note: str | None = None
-        if mode != "text":
-            try:
-                self.check_vectors(table_layout)
-                if mode != "vector":
-                    if core.has_fts_index(handle, table_layout.text):
-                        return self._hybrid(handle, table_layout, query, wanted)
-                    note = "hybrid search needs a full-text index, which the table lacks; used vector search instead."
-                hits = self._vector(handle, table_layout, query, wanted)
-                if hits or mode == "vector":
-                    return hits, "vector", None, note
-                note = "vector search found nothing; used text search instead."
-            except VectorSearchUnavailable as exc:
-                note = f"{exc}; used text search instead."
-        hits, text_match, text_note = self._text(handle, table_layout, query, wanted)
-        return hits, "text", text_match, _joined(note, text_note)
-
-    def check_vectors(self, table_layout: Layout) -> None:
-        """Raise `VectorSearchUnavailable` when vector search cannot work, before any query is sent."""
-        if table_layout.vector is None:
-            raise VectorSearchUnavailable("the table has no vector column (index it with `lancelot-index --embed`)")
-        self.embedder.require()
-        stamped = table_layout.stamped.get("embedding_model")
-        model = self.settings.embedding_model
-        if stamped is not None and stamped != model:
-            raise VectorSearchUnavailable(
-                f"the table's vectors come from {stamped} (width {table_layout.vector_width}) but queries would be "
-                f"embedded with {model} (EMBEDDING_MODEL); vectors of different models cannot be compared"
-            )
-
-    def _embed(self, table_layout: Layout, query: Query) -> list[float]:
-        embedding = query.embedding()
-        if len(embedding) != table_layout.vector_width:
-            raise VectorSearchUnavailable(
-                f"vector search failed: {self.settings.embedding_model} gives vectors of width {len(embedding)} "
-                f"but the table's {table_layout.vector!r} column has width {table_layout.vector_width}"
-            )
-        return embedding
-
-    def _vector(self, handle: Any, table_layout: Layout, query: Query, wanted: Wanted) -> list[Hit]:
-        return core.vector(handle, table_layout, self._embed(table_layout, query), wanted)
-
-    def _hybrid(self, handle: Any, table_layout: Layout, query: Query, wanted: Wanted) -> Outcome:
-        """BM25 (or substring) and vector hits fused by scaled score; score = fused relevance (0..1), higher is better.
-
-        Both lists are `HYBRID_DEPTH` deep and uncapped; the per-document cap applies to the fused ranking, and
-        the lists go four times deeper while it leaves the reply short and they may hold more.
-        """
-        embedding = self._embed(table_layout, query)
-        depth = HYBRID_DEPTH
-        while True:
-            # Deeper lists while the cap leaves the fused reply short and either list may hold more.
-            pool = wanted.pool(depth)
-            nearest = core.vector(handle, table_layout, embedding, pool)
-            matched, text_match, note = self._text(handle, table_layout, query, pool)
-            complete = len(matched) < pool.limit  # every text match is listed: the rest score 0
-            chosen = fused_ranking(matched, nearest, wanted.per_document, wanted.limit, every_match=complete)
-            if len(chosen) >= wanted.limit or max(len(matched), len(nearest)) < pool.limit:
-                break
-            depth *= 4
-        fused: list[Hit] = []
-        for hit, score in chosen:
-            hit = hit.copy()
-            hit["score"] = round(score, 6)
-            fused.append(hit)
-        return fused, "hybrid", text_match, note
-
-    def _text(
-        self, handle: Any, table_layout: Layout, asked: Query, wanted: Wanted
-    ) -> tuple[list[Hit], TextMatch, str | None]:
-        note: str | None = None
-        query = asked.text
-        # Only the English index leaves stop words out (lancelot_schema.languages).
-        common = core.only_stop_words(query) if table_layout.language == languages.DEFAULT else None
-        if common is not None:
-            # A substring match of "the" finds nearly every passage and ranks none: say so instead.
-            listed = ", ".join(common[:5])
-            why = f"the query holds only words so common that text search leaves them out ({listed})"
-            return [], "bm25", f"{why}; add a word that says what to look for."
-        indexed = core.fts_columns(handle)
-        if table_layout.text in indexed:
-            try:
-                hits = core.bm25(handle, table_layout, query, wanted, indexed)
-            except Exception:
-                # Only a damaged index falls back; anything else (missing data too) is search()'s to name.
-                if not damage(handle).index_broken(table_layout.text):
-                    raise
-                log.warning("full-text index damaged", column=table_layout.text)
-                hits, note = [], f"{UNREADABLE_INDEX}; used substring search instead."
-            if hits:
-                return hits, "bm25", None
-        if wanted.where is not None and not any_kept(handle, wanted.where):
-            # The substring match would look through the whole table for nothing (a second at 100,000 passages).
-            return [], "bm25", _joined(note, NONE_KEPT)
-        # No index (an AnythingLLM table, --no-fts), or the tokenizer split the query into nothing useful.
-        return substring.search(handle, table_layout, query, wanted), "substring", note
 
     # lancedb_query -------------------------------------------------------------------------------
     def query(
@@ -313,7 +188,7 @@ class Tools:
 
     # lancedb_status ------------------------------------------------------------------------------
     def status(self) -> StatusReply:
-        return status.report(self)
+        return status.report(self.settings, self.store, self.tables, self.modes)
 
     # lancedb_version -----------------------------------------------------------------------------
     def version(self) -> VersionReply:
@@ -338,7 +213,7 @@ def _reply(query: str, mode: str, searched: list[Searched], limit: int) -> Searc
     if len(searched) == 1:
         note, hits, named = lead.note, lead.hits, {"table": lead.table}
     else:
-        note = _joined(*(f"Table {shown(one.table)}: {one.note}" for one in searched if one.note))
+        note = joined(*(f"Table {shown(one.table)}: {one.note}" for one in searched if one.note))
         hits = merged([one.hits for one in searched], limit)
         named = {"tables": [_table_search(one, hits) for one in searched]}
     if note is not None:
@@ -354,12 +229,6 @@ def _table_search(one: Searched, hits: list[SearchHit]) -> TableSearch:
         searched["textMatch"] = one.text_match
     searched["count"] = sum(1 for hit in hits if hit["table"] == one.table)
     return cast(TableSearch, searched)
-
-
-def _joined(*notes: str | None) -> str | None:
-    """Several notes as one text, each a sentence."""
-    present = [note[0].upper() + note[1:] if index else note for index, note in enumerate(n for n in notes if n)]
-    return " ".join(present) or None
 
 
 @functools.cache  # what this process loaded: an upgrade meanwhile changes the files, not the running code
