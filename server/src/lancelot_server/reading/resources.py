@@ -17,13 +17,15 @@ import binascii
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, quote, unquote
 
+from lancelot_schema.settings import Settings
 from lancelot_server.errors import InvalidRequest, shown
 from lancelot_server.reading import documents
+from lancelot_server.reading.read import Reading
 from lancelot_server.storage.store import describe
-from lancelot_server.tools import Tools
+from lancelot_server.storage.tables import Tables
 
 SCHEME = "lancelot://"
 TEMPLATE = "lancelot://{table}/{+source}"
@@ -69,10 +71,19 @@ def parse(address: str) -> Address:
     return Address(table, source, numbers.get("from"), numbers.get("offset"))
 
 
+class Reader(Protocol):
+    """What the resources read through (`tools.Tools`): the tables the caller sees, and lancedb_read."""
+
+    settings: Settings
+    tables: Tables
+
+    def read(self, *, source: str, table: str, start: int | None, offset: int | None) -> Reading: ...
+
+
 class Resources:
     """The documents of the tables the caller sees, listed from a catalog kept per table version."""
 
-    def __init__(self, tools: Tools) -> None:
+    def __init__(self, tools: Reader) -> None:
         self.tools = tools
         self._lock = threading.Lock()
         self._catalogs: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
