@@ -12,7 +12,6 @@ from typing import Any
 
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__
-from lancelot_server.auth import callers
 from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable
 from lancelot_server.reading import documents
 from lancelot_server.replies import DatabaseStatus, EmbeddingStatus, SearchType, StatusReply, TableStatus
@@ -39,7 +38,7 @@ def report(settings: Settings, store: Store, tables: Tables, modes: Modes) -> St
         table = TableStatus(name="", exists=False, error=str(exc))
     except LancelotError as exc:  # the database cannot be read
         database["error"] = str(exc)
-        table = TableStatus(name=settings.table if callers.may_see(settings.table) else "", exists=False)
+        table = TableStatus(name=settings.table if tables.sees(settings.table) else "", exists=False)
     else:
         described = {name: _table(settings, store, tables, modes, name) for name in names}
         listed = [status for status, _ in described.values()]
