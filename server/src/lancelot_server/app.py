@@ -80,6 +80,7 @@ from lancelot_server.tools import DEFAULT_BUDGET, DEFAULT_PER_DOCUMENT, QUERY_LI
 
 log = structlog.get_logger("lancelot.server")
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "Lancelot searches a folder of documents indexed into LanceDB. Use lancedb_search for JSON hits with "
@@ -121,8 +122,35 @@ def _answer(tool: str, produce: Callable[[], Any], *, as_json: bool) -> CallTool
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=value)
 
 
-def _tools(tools: Tools) -> list[Tool]:
+_TITLES: dict[str, str] = {}
+_KEYWORD = inspect.Parameter.KEYWORD_ONLY
+
+
+def _titled(title: str) -> Callable[[F], F]:
+    """Publish a method of `Published` as a tool with this title."""
+
+    def publish(method: F) -> F:
+        _TITLES[method.__name__] = title
+        return method
+
+    return publish
+
+
+class Published:
+    """The tools as the SDK publishes them, over one `Tools`: each `@_titled` method is one tool, its name the
+    tool's, its signature the input schema, its return type the output schema and its docstring the description.
+    Adding a tool: its body in `tools.py`, its arguments in `arguments.py`, its reply in `replies.py`, a method here.
+    """
+
+    def __init__(self, tools: Tools) -> None:
+        self.tools = tools
+
+    def published(self) -> list[Tool]:
+        return [_tool(getattr(self, name), title) for name, title in _TITLES.items()]
+
+    @_titled("Search documents")
     def lancedb_search(
+        self,
         query: Query,
         mode: SearchMode = "auto",
         limit: SearchLimit = SEARCH_LIMIT,
@@ -148,13 +176,15 @@ def _tools(tools: Tools) -> list[Tool]:
         """
         return _answer(
             "lancedb_search",
-            lambda: tools.search(
+            lambda: self.tools.search(
                 query, mode, limit, table, path, perDocument, Filters.of(tags, tagMatch, since, until, types)
             ),
             as_json=True,
         )
 
+    @_titled("Search documents as Markdown")
     def lancedb_query(
+        self,
         query: Query,
         mode: SearchMode = "auto",
         limit: QueryLimit = QUERY_LIMIT,
@@ -177,11 +207,12 @@ def _tools(tools: Tools) -> list[Tool]:
         filters = (tags, tagMatch, since, until, types)
         return _answer(
             "lancedb_query",
-            lambda: tools.query(query, mode, limit, table, path, budget, perDocument, Filters.of(*filters)),
+            lambda: self.tools.query(query, mode, limit, table, path, budget, perDocument, Filters.of(*filters)),
             as_json=False,
         )
 
-    def lancedb_read(**arguments: Any) -> Annotated[CallToolResult, ReadReply]:
+    @_titled("Read a document")
+    def lancedb_read(self, **arguments: Any) -> Annotated[CallToolResult, ReadReply]:
         """Read on from a hit: with `id`, that passage and its neighbours; with `source`, the document from its start.
 
         Returns Markdown within `budget` characters (and the same passages as structured content): the document's
@@ -192,7 +223,7 @@ def _tools(tools: Tools) -> list[Tool]:
         """
         return _answer(
             "lancedb_read",
-            lambda: tools.read(
+            lambda: self.tools.read(
                 id=arguments.get("id"),
                 source=arguments.get("source"),
                 table=arguments.get("table"),
@@ -207,50 +238,41 @@ def _tools(tools: Tools) -> list[Tool]:
 
     # `from` is the argument's name on the wire and a Python keyword: the signature is declared by hand, with
     # `from_` aliased to `from` (the SDK passes arguments by their aliases, which **arguments takes).
-    keyword = inspect.Parameter.KEYWORD_ONLY
     lancedb_read.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
-            inspect.Parameter("id", keyword, default=None, annotation=PassageId),
-            inspect.Parameter("source", keyword, default=None, annotation=Source),
-            inspect.Parameter("table", keyword, default=None, annotation=TableName),
-            inspect.Parameter("before", keyword, default=None, annotation=Before),
-            inspect.Parameter("after", keyword, default=None, annotation=After),
-            inspect.Parameter("from_", keyword, default=None, annotation=From),
-            inspect.Parameter("offset", keyword, default=None, annotation=Offset),
-            inspect.Parameter("budget", keyword, default=DEFAULT_BUDGET, annotation=ReadBudget),
+            inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+            inspect.Parameter("id", _KEYWORD, default=None, annotation=PassageId),
+            inspect.Parameter("source", _KEYWORD, default=None, annotation=Source),
+            inspect.Parameter("table", _KEYWORD, default=None, annotation=TableName),
+            inspect.Parameter("before", _KEYWORD, default=None, annotation=Before),
+            inspect.Parameter("after", _KEYWORD, default=None, annotation=After),
+            inspect.Parameter("from_", _KEYWORD, default=None, annotation=From),
+            inspect.Parameter("offset", _KEYWORD, default=None, annotation=Offset),
+            inspect.Parameter("budget", _KEYWORD, default=DEFAULT_BUDGET, annotation=ReadBudget),
         ],
         return_annotation=Annotated[CallToolResult, ReadReply],
     )
 
-    def lancedb_status() -> Annotated[CallToolResult, StatusReply]:
+    @_titled("Database status")
+    def lancedb_status(self) -> Annotated[CallToolResult, StatusReply]:
         """The database and tables being served: rows, columns, full-text index, vectors, and which searches can run.
 
         `table` is the default table; `tables` every table this server lets you search, each with its searchTypes.
         """
-        return _answer("lancedb_status", tools.status, as_json=True)
+        return _answer("lancedb_status", self.tools.status, as_json=True)
 
-    def lancedb_version() -> Annotated[CallToolResult, VersionReply]:
+    @_titled("Versions")
+    def lancedb_version(self) -> Annotated[CallToolResult, VersionReply]:
         """Versions of Lancelot, LanceDB, PyArrow, the MCP SDK and Python, and the MCP protocol versions supported."""
-        return _answer("lancedb_version", tools.version, as_json=True)
+        return _answer("lancedb_version", self.tools.version, as_json=True)
 
-    titles: dict[Callable[..., Any], str] = {
-        lancedb_search: "Search documents",
-        lancedb_query: "Search documents as Markdown",
-        lancedb_read: "Read a document",
-        lancedb_status: "Database status",
-        lancedb_version: "Versions",
-    }
+
+def _tool(fn: Callable[..., Any], title: str) -> Tool:
     # Python before 3.13 keeps a docstring's indentation, which would reach the model as runs of spaces.
-    return [
-        _compacted(
-            _strict(
-                Tool.from_function(
-                    fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""), annotations=_annotations(title)
-                )
-            )
-        )
-        for fn, title in titles.items()
-    ]
+    description = inspect.cleandoc(fn.__doc__ or "")
+    return _compacted(
+        _strict(Tool.from_function(fn, title=title, description=description, annotations=_annotations(title)))
+    )
 
 
 def _compacted(tool: Tool) -> Tool:
@@ -316,7 +338,7 @@ def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
     """The MCP server over `store` (by default one for `settings.db_path`; pass one to reuse a connection)."""
     store = store or Store(settings.db_path, settings.storage)
     bodies = Tools(store, settings, protocol_versions=KNOWN_PROTOCOL_VERSIONS)
-    tools = _tools(bodies)
+    tools = Published(bodies).published()
     server = MCPServer(
         name="lancelot",
         title="Lancelot",
