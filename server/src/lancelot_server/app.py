@@ -1,4 +1,5 @@
-"""The MCP server: the four tools published with annotations, input and output schemas. The only module importing mcp.
+"""The MCP server: the five tools published with annotations, input and output schemas, and the documents as
+resources. The only module importing mcp.
 
 `build_server(settings)` returns an `MCPServer` that stdio (`cli.py`), Streamable HTTP (`http/serve.py`) and
 Lambda (`lambda_handler.py`) all serve. Every `LancelotError` becomes a tool result with `isError: true`

@@ -58,8 +58,8 @@ class UnsafeConfiguration(RuntimeError):
 
 _container: Container | None = None
 
-# Lambda's init phase runs ahead of any request for these: Lance's import (a quarter of a second, the
-# first search's largest part) is then paid before anyone waits. An on-demand container gets its first
+# Lambda's init phase runs ahead of any request for these: Lance's import (the first search's largest part,
+# docs/decisions.md "Cold start") is then paid before anyone waits. An on-demand container gets its first
 # event as soon as its init ends, so there it stays with the first search, where a test keeps it.
 AHEAD_OF_REQUESTS = ("provisioned-concurrency", "snap-start")
 if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") in AHEAD_OF_REQUESTS:

@@ -4,7 +4,7 @@ Every structured reply is checked against its tool's output schema by the MCP SD
 interpreted on each call). Pydantic writes the schemas with a `$ref` per hit and `anyOf: [{type: string},
 {type: null}]` per nullable field: each a step of its own, resolved or descended into for every hit of every reply.
 `compact` inlines the references and writes such an `anyOf` as one `type` list, which accepts exactly the same
-values: the check of a ten-hit search reply takes two thirds of the time (bench/call_costs.py). It also
+values, and a reply is checked faster (docs/decisions.md, "Warm searches"; bench/call_costs.py). It also
 drops pydantic's `title`s, the field names capitalised ("Id", "Heading"), which say nothing the names do not.
 """
 

@@ -305,9 +305,8 @@ class JwtVerifier:
         self.keys = _KeyCache(issuer, jwks_url, self.algorithms, timeout, refetch, max_age, clock)
 
     def may_block(self, token: str) -> bool:
-        """Whether `verify(token)` may wait on the issuer (a key fetch). When not, verifying is about 0.1 ms
-        of CPU, cheaper on the event loop than a hop to a worker thread (measured: the hop cost 15 % of
-        throughput under 32 clients, `scripts/bench-http --auth`)."""
+        """Whether `verify(token)` may wait on the issuer (a key fetch). When not, verifying is a little CPU,
+        cheaper on the event loop than a hop to a worker thread (docs/decisions.md, "JWT access tokens")."""
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:

@@ -2,9 +2,9 @@
 
 uvicorn's h11 protocol bounds neither. A client that opens a connection and never completes its request
 headers holds it, and a file descriptor, forever; `limit_concurrency` counts such connections but acts
-only on a request whose headers are complete, so it shuts normal clients out instead (measured, 300
-slow clients against a limit of 100: every normal request 503, not one slow connection closed). So
-`Connection` is uvicorn's h11 protocol, handed over through uvicorn's public `Config(http=...)`, with:
+only on a request whose headers are complete, so it shuts normal clients out instead (docs/decisions.md,
+"HTTP and Lambda behind our own guard"). So `Connection` is uvicorn's h11 protocol, handed over through
+uvicorn's public `Config(http=...)`, with:
 
     headers not complete `request_timeout` s after the connection      → 408 and closed (closed
     opened or its previous answer was sent                               silently if no byte came)

@@ -133,9 +133,9 @@ def _ranked(
     """Hits from a ranked Lance query, filtered by path prefix and capped per document in Python.
 
     `fetch(count, columns)` runs the query for its best `count` rows, with their row ids. It reads only what ranks
-    them (score, source, id); the chosen rows alone are then read whole: reading every column of the whole pool
-    took 3.3 ms of a 4 ms search, the pool's keys and the chosen rows 2.4 ms (docs/benchmarks.md). The table is
-    pinned to one version (`LanceTable.pinned`), so the ids found are the ids read.
+    them (score, source, id); the chosen rows alone are then read whole, which costs less than reading every
+    column of the whole pool (docs/decisions.md, "Cold start"). The table is pinned to one version
+    (`LanceTable.pinned`), so the ids found are the ids read.
     With a prefix, a cap or `evidence`, more than `limit` rows are fetched, four times more each round, until
     enough pass or the ranking runs out: the cap never shortens a reply while other documents still match.
     `evidence` > 0 adds to each row's score that share of the scores of its document's other rows among those
@@ -192,8 +192,8 @@ def _source(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
 def _narrowed(query: Any, wanted: Wanted, table_layout: Layout) -> Any:
     """`query` limited to the rows `wanted.where` keeps, and to sources under `wanted.prefix` where the source is
     the `path` column alone (tables lancelot-index wrote; its B-tree answers the range), before it ranks: a
-    prefix that few passages have no longer makes the ranking deepen through every match (249 ms against 4 ms,
-    measured on 100,000 passages). Rows are still checked against the prefix afterwards, as for other tables."""
+    prefix that few passages have no longer makes the ranking deepen through every match (docs/decisions.md,
+    "Search cost"). Rows are still checked against the prefix afterwards, as for other tables."""
     where = wanted.where
     if wanted.prefix is not None and table_layout.sources == (layout.PATH,):
         import pyarrow.compute as pc

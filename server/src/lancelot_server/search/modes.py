@@ -154,7 +154,7 @@ class Modes:
             if hits:
                 return hits, "bm25", None
         if wanted.where is not None and not any_kept(handle, wanted.where):
-            # The substring match would look through the whole table for nothing (a second at 100,000 passages).
+            # The substring match would look through the whole table for nothing (docs/decisions.md, search filters).
             return [], "bm25", joined(note, NONE_KEPT)
         # No index (an AnythingLLM table, --no-fts), or the tokenizer split the query into nothing useful.
         return substring.search(handle, table_layout, query, wanted), "substring", note

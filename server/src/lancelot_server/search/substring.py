@@ -37,10 +37,10 @@ MAX_WORD_PASSAGES = 1000
 MAX_MATCHING = 2
 # Trigrams of a word asked of the n-gram index, spread over it (each in its 8 spellings): the rows found are
 # checked for the word itself, so a few narrow enough, and every term costs pyarrow's Substrait encoding and
-# Lance's recheck of each row found. 3 against all: 64 gibberish words 202 → 86 ms (bench/lookup.py).
+# Lance's recheck of each row found (docs/decisions.md, "Search cost", measured with bench/lookup.py).
 LOOKUP_TRIGRAMS = 3
 # Rows a lookup reads at a time: Lance rechecks a whole batch of the rows the index found before handing it over,
-# and most words need only their first thousand: 8 such fragments 869 → 431 ms against 8,192 (bench/lookup.py).
+# and most words need only their first thousand (docs/decisions.md, "Search cost").
 LOOKUP_BATCH_ROWS = 1024
 ROW_ID, SCORE, ORDER = "_rowid", "_score", "_order"
 
@@ -158,8 +158,7 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
 
 def _balanced(terms: list[Any], join: Callable[[Any, Any], Any]) -> Any:
     """`terms` joined pairwise, level by level: a tree as shallow as it can be. Lance takes far longer over a
-    deep one: 64 gibberish words took 1,448 ms joined one after another, 202 ms so (100,000 passages;
-    bench/lookup.py, docs/decisions.md "Search cost")."""
+    deep one (docs/decisions.md, "Search cost")."""
     while len(terms) > 1:
         terms = [join(*terms[at : at + 2]) if at + 1 < len(terms) else terms[at] for at in range(0, len(terms), 2)]
     return terms[0]

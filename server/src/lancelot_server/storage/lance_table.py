@@ -1,8 +1,8 @@
 """A table read through Lance itself: the part of lancedb's `Table` the server uses, without importing lancedb.
 
 A LanceDB table `NAME` is the Lance dataset `DB/NAME.lance`, and lancedb 0.40 searches it with Lance 13, the
-engine read here. Importing lancedb costs over a second (its REST client's models), most of a cold start, while
-Lance alone costs a quarter of that; so the server opens the dataset itself:
+engine read here. Importing lancedb (its REST client's models) was most of a cold start, Lance alone a small part
+of it (docs/decisions.md, "Cold start"); so the server opens the dataset itself:
 
     table = LanceTable.open(uri, options, refresh)     table.schema, .version, .count_rows(), .list_indices()
     table.pinned() → LanceTable at one version;  table.kept(key, derive) → derive(dataset), once per version
