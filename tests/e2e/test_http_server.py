@@ -1,5 +1,5 @@
 """`lancelot --http` as a real process on a loopback port: every status rule over raw HTTP, then the MCP
-SDK's Streamable HTTP client (each protocol era) calling the four tools over examples/docs."""
+SDK's Streamable HTTP client (each protocol era) calling the tools over examples/docs."""
 
 import json
 import os

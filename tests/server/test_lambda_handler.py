@@ -31,7 +31,7 @@ def lambda_env(monkeypatch, tmp_path, database):
     for name in ("OPENAI_API_KEY", "LANCELOT_ALLOWED_ORIGINS", "LANCELOT_ALLOWED_HOSTS", "LANCELOT_BASE_PATH"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANCEDB_PATH", str(database))
-    # These tests are about the handler, not auth (tests/server/test_auth_lambda.py): an authorizer in front.
+    # These tests are about the handler, not auth (below, and tests/server/auth/): an authorizer in front.
     monkeypatch.setenv("LANCELOT_ALLOW_UNAUTHENTICATED", "1")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr(lambda_handler, "_container", None)

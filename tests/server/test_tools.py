@@ -1,4 +1,4 @@
-"""The four tools as plain functions over real databases: modes, fallbacks and their notes, layouts, errors."""
+"""The tools as plain functions over real databases: modes, fallbacks and their notes, layouts, errors."""
 
 from __future__ import annotations
 
