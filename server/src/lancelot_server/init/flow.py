@@ -126,18 +126,28 @@ def server_command() -> tuple[str, ...]:
     return (sys.executable, "-m", "lancelot_server")
 
 
-def client_config(db_path: Path, table: str, command: tuple[str, ...]) -> str:
-    """The exact text a person pastes into Claude Code or an `mcpServers` configuration to run `command`."""
+def server_env(db_path: Path, table: str = DEFAULT_TABLE) -> dict[str, str]:
     env = {"LANCEDB_PATH": str(db_path)}
     if table != DEFAULT_TABLE:
         env["LANCEDB_TABLE"] = table
+    return env
+
+
+def claude_code_line(env: dict[str, str], command: tuple[str, ...]) -> str:
+    """The `claude mcp add` line that runs `command` with `env`."""
     # The name first: Claude Code's -e takes every word after it up to the next option or `--`.
     flags = " ".join(f"-e {shlex.quote(f'{name}={value}')}" for name, value in env.items())
+    return f"claude mcp add {SERVER_NAME} {flags} -- {shlex.join(command)}"
+
+
+def client_config(db_path: Path, table: str, command: tuple[str, ...]) -> str:
+    """The exact text a person pastes into Claude Code or an `mcpServers` configuration to run `command`."""
+    env = server_env(db_path, table)
     entry = {"command": command[0], "args": list(command[1:]), "env": env}
     servers = {"mcpServers": {SERVER_NAME: entry}}
     return (
         "Add Lancelot to Claude Code:\n\n"
-        f"  claude mcp add {SERVER_NAME} {flags} -- {shlex.join(command)}\n\n"
+        f"  {claude_code_line(env, command)}\n\n"
         "Or add this to another MCP client's configuration (in VS Code's mcp.json, under \"servers\"):\n\n"
         f"{json.dumps(servers, indent=2)}"
     )
