@@ -67,7 +67,7 @@ def test_it_publishes_by_trusted_publishing_with_no_secret():
     assert "permissions" not in build
     assert publish["needs"] == "build"
     assert publish["permissions"] == {"id-token": "write"}
-    assert publish["environment"]["name"] == "pypi"
+    assert publish["environment"] == "pypi"  # the environment PyPI's trusted publishers name
     (publishing,) = [step for step in publish["steps"] if "pypa/gh-action-pypi-publish" in step.get("uses", "")]
     assert publishing["uses"] == "pypa/gh-action-pypi-publish@release/v1"
     assert not {"password", "user", "repository-url"} & set(every_key(document))
