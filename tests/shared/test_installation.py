@@ -14,6 +14,11 @@ def test_this_environment_s_packages_came_from_the_clone_s_folders():
     assert installation.local_folder(url) == ROOT / "shared"
 
 
+def test_the_clone_is_the_folder_that_holds_scripts_install(tmp_path):
+    assert installation.clone_of("lancelot-indexer") == ROOT
+    assert installation.clone_of("click") is None
+
+
 def test_a_package_from_an_index_or_none_at_all_has_no_url():
     assert installation.installed_from("click") is None
     assert installation.installed_from("no-such-distribution-here") is None

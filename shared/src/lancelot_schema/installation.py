@@ -2,6 +2,7 @@
 
     installed_from("lancelot-server") -> "file:///home/you/lancelot/server" | None (a package index)
     local_folder("file:///home/you/lancelot/server") -> Path("/home/you/lancelot/server")
+    clone_of("lancelot-indexer") -> Path("/home/you/lancelot") when installed from a clone's folder
     under_uvx() -> True in one of uvx's throw-away environments
 
 Read when a message or a client configuration is written, never at import.
@@ -39,6 +40,15 @@ def local_folder(url: str | None) -> Path | None:
         return None
     folder = Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
     return folder if folder.is_dir() else None
+
+
+def clone_of(distribution: str) -> Path | None:
+    """The clone of Lancelot's repository `distribution` was installed from (by scripts/install, pip, pipx
+    or uv from its folder there), where scripts/install can add to it; None otherwise."""
+    folder = local_folder(installed_from(distribution))
+    if folder is None or not (folder.parent / "scripts" / "install").is_file():
+        return None
+    return folder.parent
 
 
 def under_uvx(prefix: str | None = None) -> bool:
