@@ -23,7 +23,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from lancelot_server.init_flow import claude_code_line, server_command, server_env
+from lancelot_server.init.flow import claude_code_line, server_command, server_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

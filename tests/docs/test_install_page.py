@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from tests.docs import readme
-from tests.server.test_init_command import UV_BIN, a_clone, printed
+from tests.server.init.test_command import UV_BIN, a_clone, printed
 
 ROOT = readme.ROOT
 PAGE = ROOT / "docs" / "install.md"

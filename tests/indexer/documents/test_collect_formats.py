@@ -18,7 +18,7 @@ from lancelot_indexer.documents.collect import collect
 from lancelot_indexer.pipeline import build
 from lancelot_schema import layout
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 PAGES = [
     [Line("Backups", 18, 720), Line("Take a backup with pg_dump every night.", 11, 690)],

@@ -21,7 +21,7 @@ from tests.support.claude_code import claude_mcp_add
 import lancelot_server
 
 BIN = Path(sys.executable).parent
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 UV_BIN = ROOT / ".tools" / "bin"
 
 
