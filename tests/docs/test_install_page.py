@@ -9,25 +9,22 @@ import shlex
 import subprocess
 
 import pytest
-from tests.docs import readme
+from tests.docs import pages
 from tests.server.init.test_command import UV_BIN, a_clone, printed
 
-ROOT = readme.ROOT
-PAGE = ROOT / "docs" / "install.md"
+ROOT = pages.ROOT
 
 
 def page() -> str:
-    return PAGE.read_text(encoding="utf-8")
+    return pages.page("install.md")
 
 
 def section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", page(), re.MULTILINE | re.DOTALL)
-    assert match, f"docs/install.md has no '## {title}' section"
-    return match.group(1)
+    return pages.section(title, page())
 
 
 def shell_lines(body: str) -> list[str]:
-    lines = [line for block in readme.code_blocks(body, "sh") for line in block.splitlines()]
+    lines = [line for block in pages.code_blocks(body, "sh") for line in block.splitlines()]
     return [line.split(" #")[0].strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
