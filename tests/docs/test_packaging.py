@@ -94,6 +94,8 @@ def test_project_urls_point_at_the_repository(member):
     urls = project(member)["urls"]
     assert {"Homepage", "Documentation", "Source", "Issues"} <= set(urls)
     assert all(url.startswith(REPO_URL) for url in urls.values())
+    # One project: the three pages on PyPI send a person to the same places.
+    assert urls == project("shared")["urls"]
 
 
 @pytest.mark.parametrize("member", MEMBERS)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from tests.docs import pages
 from tests.docs.stdio_session import call_tools, isolated
+from tests.support.claude_code import claude_mcp_add
 
 BIN = Path(sys.executable).parent
 EXAMPLE_DOCS = pages.ROOT / "examples" / "docs"
@@ -44,37 +45,6 @@ def the_line(lines: list[str], prefix: str) -> str:
     found = [line for line in lines if line.startswith(prefix)]
     assert found, f"no line starting {prefix!r}"
     return found[0]
-
-
-def claude_mcp_add(line: str, home: str = HOME) -> tuple[dict[str, str], dict[str, str], list[str], list[str]]:
-    """Read a `claude mcp add` line as Claude Code's CLI does: (env, other options, names, server command).
-
-    `$HOME` and `$PWD` are expanded as a shell would, to `home`. `-e/--env` is variadic in Claude Code: it takes
-    every following word up to the next option, so a name written straight after it becomes one more variable
-    (without `=`, an empty value here).
-    """
-    words = shlex.split(line.replace("$HOME", home).replace("$PWD", home))
-    assert words[:3] == ["claude", "mcp", "add"], line
-    cut = words.index("--")
-    words, command = words[3:cut], words[cut + 1 :]
-    env: dict[str, str] = {}
-    options: dict[str, str] = {}
-    names: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        index += 1
-        if word in ("-e", "--env"):
-            while index < len(words) and not words[index].startswith("-"):
-                name, _, value = words[index].partition("=")
-                env[name] = value
-                index += 1
-        elif word.startswith("-"):
-            options[word] = words[index]
-            index += 1
-        else:
-            names.append(word)
-    return env, options, names, command
 
 
 def indexer_arguments(line: str, home: str = HOME) -> list[str]:

@@ -86,8 +86,8 @@ def test_a_good_run_stores_the_choices_and_prints_the_client_config(env, db):
     assert status == 0
     assert KEY not in shown
     assert "sk-…fXYZ" in shown
-    flags = f"--env LANCEDB_PATH={db} --env LANCEDB_TABLE=notes"
-    assert f"claude mcp add {flags} --transport stdio lancelot -- uvx lancelot-server" in shown
+    # This environment's own server, by its absolute path: the command that exists here.
+    assert f"claude mcp add lancelot -e LANCEDB_PATH={db} -e LANCEDB_TABLE=notes -- {BIN / 'lancelot'}" in shown
     assert f'"LANCEDB_PATH": "{db}"' in shown
     kept = stored_settings(env)
     assert kept == {"LANCEDB_PATH": str(db), "LANCEDB_TABLE": "notes", "api_key_store": "encrypted-file"}
@@ -123,7 +123,7 @@ def test_an_empty_key_stores_none_and_a_misshapen_one_is_asked_again(env, db):
     assert "none stored" in shown
     assert "api_key_store" not in stored_settings(env)
     assert not (settings_dir(env) / "api-key.enc").exists()
-    assert "--env LANCEDB_TABLE" not in shown
+    assert "LANCEDB_TABLE" not in shown
 
 
 def test_a_database_with_one_table_is_not_asked_about(env, tmp_path):
@@ -158,7 +158,7 @@ def test_options_store_an_absolute_path_and_the_default_table(env, db, tmp_path)
     )
     assert result.returncode == 0, result.stderr
     assert stored_settings(env) == {"LANCEDB_PATH": str(db), "LANCEDB_TABLE": "documents"}
-    assert f"--env LANCEDB_PATH={db} --transport" in result.stdout
+    assert f"-e LANCEDB_PATH={db} -- " in result.stdout
 
 
 def test_the_key_from_stdin_is_stored_and_never_printed(env, db):

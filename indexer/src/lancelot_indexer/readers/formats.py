@@ -13,9 +13,12 @@ its files only: each is skipped with the command that installs the extra, and th
 from __future__ import annotations
 
 import importlib
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from lancelot_schema import installation
 
 if TYPE_CHECKING:
     from lancelot_indexer.chunking.chunk import Document
@@ -56,7 +59,13 @@ def format_of(path: Path) -> Format:
 
 
 def missing_library(found: Format) -> str:
-    """Why a file of `found`'s format is skipped when its optional library is not installed."""
+    """Why a file of `found`'s format is skipped when its optional library is not installed, with the command
+    that adds it to this installation: from a clone, that clone's scripts/install (the package index has
+    no lancelot-indexer to add an extra to yet); otherwise pip's or uv's."""
+    clone = installation.clone_of("lancelot-indexer")
+    if clone is not None:
+        command = shlex.join([str(clone / "scripts" / "install"), "--extras", str(found.extra)])
+        return f"{found.kind} needs the optional {found.extra!r} extra: {command}"
     return (
         f"{found.kind} needs the optional {found.extra!r} extra: pip install 'lancelot-indexer[{found.extra}]' "
         f"(or uv tool install 'lancelot-indexer[{found.extra}]')"

@@ -27,6 +27,7 @@ from lancelot_server.init.flow import (
     default_table,
     inspect_database,
     mask,
+    server_command,
 )
 
 PATH, TABLE = "LANCEDB_PATH", "LANCEDB_TABLE"
@@ -147,7 +148,7 @@ def _save(directory: Path, environ: Mapping[str, str], values: dict[str, str], k
     click.echo("\nSaved.\n")
     click.echo(describe(directory, environ))
     if PATH in values:
-        click.echo("\n" + client_config(Path(values[PATH]), values.get(TABLE, default_table(()))))
+        click.echo("\n" + client_config(Path(values[PATH]), values.get(TABLE, default_table(())), server_command()))
 
 
 def describe(directory: Path, environ: Mapping[str, str]) -> str:

@@ -7,14 +7,18 @@ writing, so pointing lancelot-init at a folder cannot change it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from lancelot_schema import installation
 from lancelot_schema.layout import DEFAULT_TABLE
 
-SERVER_COMMAND = ("uvx", "lancelot-server")
+DISTRIBUTION = "lancelot-server"
 SERVER_NAME = "lancelot"
 
 # Visible ASCII, no spaces: OpenAI keys (sk-…, sk-proj-…) and those of OpenAI-compatible services.
@@ -100,18 +104,50 @@ def mask(key: str) -> str:
     return f"{head}…{key[-4:]}"
 
 
-def client_config(db_path: Path, table: str) -> str:
-    """The exact text a person pastes into Claude Code or an `mcpServers` configuration."""
+def server_command() -> tuple[str, ...]:
+    """The command that starts this installation's server, for a client's configuration.
+
+    Under uvx, uvx again (its environment is a cache entry, gone with `uv cache clean`): `uvx lancelot-server`
+    when the package came from an index, else with `--from` the folder or URL it came from. Otherwise the
+    absolute path of the `lancelot` installed beside this `lancelot-init` (a venv, scripts/install, pipx,
+    `uv tool install`), which a client finds whatever its PATH; failing that, this Python with `-m`.
+    """
+    if installation.under_uvx():
+        url = installation.installed_from(DISTRIBUTION)
+        if url is None:
+            return ("uvx", DISTRIBUTION)
+        folder = installation.local_folder(url)
+        return ("uvx", "--from", str(folder) if folder is not None else url, DISTRIBUTION)
+    script = "lancelot.exe" if os.name == "nt" else "lancelot"
+    beside = [Path(sys.argv[0]).resolve().parent, Path(sysconfig.get_path("scripts")), Path(sys.executable).parent]
+    for folder in beside:
+        if (folder / script).is_file():
+            return (str(folder / script),)
+    return (sys.executable, "-m", "lancelot_server")
+
+
+def server_env(db_path: Path, table: str = DEFAULT_TABLE) -> dict[str, str]:
     env = {"LANCEDB_PATH": str(db_path)}
     if table != DEFAULT_TABLE:
         env["LANCEDB_TABLE"] = table
-    flags = " ".join(f"--env {shlex.quote(f'{name}={value}')}" for name, value in env.items())
-    command = " ".join(SERVER_COMMAND)
-    entry = {"command": SERVER_COMMAND[0], "args": list(SERVER_COMMAND[1:]), "env": env}
+    return env
+
+
+def claude_code_line(env: dict[str, str], command: tuple[str, ...]) -> str:
+    """The `claude mcp add` line that runs `command` with `env`."""
+    # The name first: Claude Code's -e takes every word after it up to the next option or `--`.
+    flags = " ".join(f"-e {shlex.quote(f'{name}={value}')}" for name, value in env.items())
+    return f"claude mcp add {SERVER_NAME} {flags} -- {shlex.join(command)}"
+
+
+def client_config(db_path: Path, table: str, command: tuple[str, ...]) -> str:
+    """The exact text a person pastes into Claude Code or an `mcpServers` configuration to run `command`."""
+    env = server_env(db_path, table)
+    entry = {"command": command[0], "args": list(command[1:]), "env": env}
     servers = {"mcpServers": {SERVER_NAME: entry}}
     return (
         "Add Lancelot to Claude Code:\n\n"
-        f"  claude mcp add {flags} --transport stdio {SERVER_NAME} -- {command}\n\n"
-        "Or add this to your MCP client's configuration:\n\n"
+        f"  {claude_code_line(env, command)}\n\n"
+        "Or add this to another MCP client's configuration (in VS Code's mcp.json, under \"servers\"):\n\n"
         f"{json.dumps(servers, indent=2)}"
     )
