@@ -1,9 +1,9 @@
 """lancedb_status: the database, every served table the caller sees, the embedding settings, what can run.
 
 `table`, `embedding.note` and `searchTypes` are about the default table (LANCEDB_TABLE, or the first served
-table the caller sees), as before several tables; `tables` describes each table the caller sees the same
-way, default first; `database.tables` names those the database holds. Nothing names a table the caller
-may not see.
+table the caller sees), as before several tables; `tables` describes each served table the caller sees the
+same way, default first; `database.tables` names every table the database holds, served or not (names
+only: a table not served is never opened), served ones first. Nothing names a table the caller may not see.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def report(tools: Tools) -> StatusReply:
     vectors: str | None = None
     listed: list[TableStatus] = []
     try:
-        database["tables"] = tools.tables.present()
+        database["tables"] = tools.tables.held()
         names = tools.tables.visible()
         default = tools.tables.default()
     except TableNotFound as exc:  # the caller sees no table at all: none is named, not even the default
