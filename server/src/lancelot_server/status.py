@@ -42,6 +42,8 @@ def report(tools: Tools) -> StatusReply:
         database["error"] = str(exc)
         table = TableStatus(name=settings.table if callers.may_see(settings.table) else "", exists=False)
     else:
+        if (note := store.problem()) is not None:
+            database["note"] = note
         described = {name: _table(tools, name) for name in names}
         listed = [status for status, _ in described.values()]
         table, vectors = described[default]

@@ -12,6 +12,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from lancelot_schema import folders
 from lancelot_schema.layout import DEFAULT_TABLE
 
 SERVER_COMMAND = ("uvx", "lancelot-server")
@@ -45,7 +46,7 @@ def inspect_database(raw: str) -> Database:
         raise SetupError(f"{path} does not exist. Give the DB folder you gave lancelot-index.")
     if not path.is_dir():
         raise SetupError(f"{path} is a file, not a folder. Give the DB folder you gave lancelot-index.")
-    if path.suffix == ".lance" and (path / "_versions").is_dir():
+    if folders.is_table(path):
         raise SetupError(f"{path} is one table; give the folder that holds it: {path.parent}")
     tables = list_tables(path)
     if not tables:
@@ -58,15 +59,9 @@ def inspect_database(raw: str) -> Database:
 def list_tables(path: Path) -> tuple[str, ...]:
     """The tables of the LanceDB database at `path`, read from the folder names (nothing is opened)."""
     try:
-        entries = list(path.iterdir())
+        return folders.tables(path)
     except OSError as exc:
         raise SetupError(f"Cannot read {path}: {exc.strerror}.") from exc
-    names = (entry.name.removesuffix(".lance") for entry in entries if _is_table(entry))
-    return tuple(sorted(names))
-
-
-def _is_table(entry: Path) -> bool:
-    return entry.suffix == ".lance" and not entry.name.startswith(".") and (entry / "_versions").is_dir()
 
 
 def choose_table(database: Database, wanted: str | None) -> str:
