@@ -364,3 +364,23 @@ def test_no_database_or_a_wrong_one_is_named_at_start_once(tmp_path):
     assert warnings(stderr) and f"The database {tmp_path / 'db'} holds no table 'tutt' (LANCEDB_TABLE)." in stderr
     _, stderr = first_search_and_status(tmp_path / "db", tmp_path, LANCEDB_TABLE="tut")
     assert warnings(stderr) == [], stderr
+
+
+def test_auto_on_a_table_without_vectors_carries_no_note_and_an_asked_mode_does(lancelot_db):
+    async def session(client):
+        replies = {}
+        for mode in ("auto", "vector", "hybrid"):
+            replies[mode] = await call(client, "lancedb_search", {"query": "chain", "mode": mode})
+        replies["query"] = await call(client, "lancedb_query", {"query": "chain"})
+        return replies
+
+    replies = serve(lancelot_db, session)  # `documents`: BM25, no vectors, no key
+    auto = replies["auto"].structured_content
+    assert (auto["searchType"], auto["textMatch"]) == ("text", "bm25") and auto["hits"]
+    assert "note" not in auto
+    assert "- note:" not in replies["query"].content[0].text and "--embed" not in replies["query"].content[0].text
+    for mode in ("vector", "hybrid"):
+        note = replies[mode].structured_content["note"]
+        assert (
+            note == "the table has no vector column (index it with `lancelot-index --embed`); used text search instead."
+        )
