@@ -99,7 +99,7 @@ def test_an_anythingllm_table_over_stdio(lancelot_db):
     assert "<document_metadata>" not in query and "Source: localfiles/chain.md" in query
 
 
-def test_the_budget_leaves_out_whole_chunks_and_says_how_many(lancelot_db):
+def test_the_budget_leaves_out_whole_passages_and_says_how_many(lancelot_db):
     async def session(client):
         arguments = {"query": "chain patch workshop members air", "mode": "text", "limit": 10, "perDocument": 10}
         small = await call(client, "lancedb_query", {**arguments, "budget": 800})
@@ -107,7 +107,7 @@ def test_the_budget_leaves_out_whole_chunks_and_says_how_many(lancelot_db):
         return small.content[0].text, large.content[0].text
 
     small, large = serve(lancelot_db, session)
-    assert len(small) <= 800 and "left out to stay within the 800-character budget" in small
+    assert len(small) <= 800 and "more passages left out to stay within the 800-character budget" in small
     assert "left out" not in large
     sections = large.count("\n## ")
     shown = small.count("\n## ")
