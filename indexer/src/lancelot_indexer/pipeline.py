@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from lancelot_indexer import __version__, log, memory
+from lancelot_indexer.documents import swapped
 from lancelot_indexer.documents.changes import Changes, changes
 from lancelot_indexer.documents.collect import (
     DEFAULT_FILE_TIMEOUT,
@@ -183,6 +184,7 @@ def build(
     """
     options = options or Options()
     started = time.perf_counter()
+    swapped.check(docs, db)
     require_folder(docs)
     location = database.located(db)
     memory.limit_arenas()

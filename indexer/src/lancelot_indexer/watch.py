@@ -32,6 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lancelot_indexer.documents import swapped
 from lancelot_indexer.documents.collect import require_folder
 from lancelot_indexer.documents.walk import excluded_by, is_document
 from lancelot_indexer.errors import DocsError, IndexerError
@@ -96,6 +97,7 @@ class Watcher:
     def run(self, *, out: Write, err: Write | None = None, build_once: Callable[[], Report] | None = None) -> int:
         err = err or out
         build_once = build_once or partial(build, self.docs, self.db, self.options)
+        swapped.check(self.docs, self.db)
         require_folder(self.docs)
         root = self.docs.resolve()
         wanted = partial(relevant, root=root, database=_folder(self.db), exclude=self.options.exclude)
