@@ -49,11 +49,18 @@ def inspect_database(raw: str) -> Database:
     if folders.is_table(path):
         raise SetupError(f"{path} is one table; give the folder that holds it: {path.parent}")
     tables = list_tables(path)
-    if not tables:
+    if tables:
+        return Database(path, tables)
+    if folders.holds_files(path):
+        # The documents, not the database lancelot-index writes from them: never advise indexing into them.
+        db = "./lancelot-db"
         raise SetupError(
-            f"{path} holds no LanceDB table. Build one with `lancelot-index DOCS {shlex.quote(str(path))}` first."
+            f"{path} holds no LanceDB table: it looks like a folder of documents. Index it into a database "
+            f"folder, then give that folder: `lancelot-index {shlex.quote(text)} {db}`, then `lancelot-init --db {db}`."
         )
-    return Database(path, tables)
+    raise SetupError(
+        f"{path} holds no LanceDB table. Build one with `lancelot-index DOCS {shlex.quote(str(path))}` first."
+    )
 
 
 def list_tables(path: Path) -> tuple[str, ...]:
