@@ -22,7 +22,7 @@ from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
-from lancelot_schema import languages, layout, links, settings, storage, stored
+from lancelot_schema import folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.embedding.vectors import EmbedReport, VectorExtension
@@ -75,6 +75,8 @@ def summary(report: Report) -> str:
 
 
 STOPPED_BEFORE_WRITING = "Stopped before anything was written: the table was left as it was."
+STOPPED_BEFORE_ANY_TABLE = "Stopped before anything was written: no table was made."
+STOPPED = "Stopped before anything was written."
 STOPPED_WRITING = (
     "Stopped while writing: Lance commits a table whole, so it is either as it was or completely replaced, "
     "never half-written. Run lancelot-index again to be sure it is current."
@@ -91,6 +93,15 @@ class Stopped(KeyboardInterrupt):
 
 def _stop(signum: int, frame: FrameType | None) -> None:
     raise Stopped(signum)
+
+
+def _stopped_before_writing(target: tuple[storage.Location, str] | None) -> str:
+    """What a stop before the first write leaves: the table as it was, or no table (a stat says which)."""
+    if target is None or not target[0].local:
+        return STOPPED  # no request to a bucket on the way out
+    location, table = target
+    there = folders.is_table(location.path / f"{table}{folders.TABLE_SUFFIX}")
+    return STOPPED_BEFORE_WRITING if there else STOPPED_BEFORE_ANY_TABLE
 
 
 def _located(value: str) -> storage.Location:
@@ -233,6 +244,7 @@ def main(
     # CI stops a job with SIGTERM: the same orderly stop as Ctrl-C (workers ended, a word on the table).
     signal.signal(signal.SIGTERM, _stop)
     writing = False
+    target: tuple[storage.Location, str] | None = None  # the database and table, once known
 
     def started_writing() -> None:
         nonlocal writing
@@ -254,6 +266,7 @@ def main(
             table = resolved.table
             if mistake := layout.table_name_problem(table):
                 raise click.ClickException(f"LANCEDB_TABLE {mistake}")
+        target = (location, table)
         options = Options(
             table=table,
             chunk_size=chunk_size,
@@ -304,7 +317,7 @@ def main(
         # A name in the message (DOCS, DB) is shown printable: it cannot add a line after "Error:".
         raise click.ClickException(printable(str(exc))) from exc
     except KeyboardInterrupt as stop:
-        click.echo(STOPPED_WRITING if writing else STOPPED_BEFORE_WRITING, err=True)
+        click.echo(STOPPED_WRITING if writing else _stopped_before_writing(target), err=True)
         sys.stdout.flush()
         sys.stderr.flush()
         # At once: the interpreter's own shutdown would wait on the worker pool's threads (see collect._pool).
