@@ -31,13 +31,13 @@ def test_success_prints_one_summary_with_skips_and_exits_0(docs, tmp_path):
     assert "\r" not in result.stdout  # no progress bar without a terminal
 
 
-def test_one_document_and_one_chunk_are_counted_in_the_singular(tmp_path):
+def test_one_document_and_one_passage_are_counted_in_the_singular(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "only.md").write_text("# Only\n\nOne short page.\n", encoding="utf-8")
     result = CliRunner().invoke(main, [str(docs), str(tmp_path / "db")])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("Indexed 1 document into 1 chunk in table 'documents' of ")
+    assert result.stdout.startswith("Indexed 1 document into 1 passage in table 'documents' of ")
 
 
 # Root reads any file; without these two capabilities it is refused like any other user.
@@ -59,7 +59,7 @@ def test_an_unreadable_file_is_skipped_with_its_reason_and_the_rest_is_indexed(t
         command = [setpriv, *WITHOUT_READ_OVERRIDE, *command]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "Indexed 1 document into 1 chunk" in out.stdout
+    assert "Indexed 1 document into 1 passage" in out.stdout
     assert "  locked.md: unreadable: Permission denied" in out.stdout
     assert "Traceback" not in out.stderr
     table = lancedb.connect(tmp_path / "db").open_table("documents")
@@ -74,7 +74,7 @@ def test_exclude_is_counted_in_the_summary_and_a_pattern_that_matches_nothing_is
     command = [BIN / "lancelot-index", docs, tmp_path / "db", "--exclude", "_sources", "--exclude", "_source"]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "Indexed 1 document into 1 chunk" in out.stdout
+    assert "Indexed 1 document into 1 passage" in out.stdout
     assert "Left out by --exclude: 1 path." in out.stdout
     assert "--exclude '_source' matched nothing." in out.stdout
     assert "--exclude matched nothing" in out.stderr and "_source" in out.stderr
@@ -137,12 +137,26 @@ def test_a_db_that_is_a_file_or_a_folder_without_write_access_is_named_precisely
 
 def test_usage_errors_exit_2(tmp_path):
     assert CliRunner().invoke(main, []).exit_code == 2
+    assert CliRunner().invoke(main, ["--passage-size", "5", str(tmp_path), str(tmp_path / "db")]).exit_code == 2
     assert CliRunner().invoke(main, ["--chunk-size", "5", str(tmp_path), str(tmp_path / "db")]).exit_code == 2
 
 
-def test_table_chunk_size_and_no_fts_options(docs, tmp_path):
+def test_help_and_every_line_a_run_prints_say_passage_never_chunk(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n" + "A sentence of the page. " * 120, encoding="utf-8")
+    shown = CliRunner().invoke(main, ["--help"]).output
+    first = CliRunner().invoke(main, [str(docs), str(tmp_path / "db"), "--passage-size", "600"])
+    again = CliRunner().invoke(main, [str(docs), str(tmp_path / "db"), "--chunk-size", "1200"])  # the earlier name
+    assert "--passage-size" in shown and first.exit_code == again.exit_code == 0
+    assert first.stdout.startswith("Indexed 1 document into 6 passages in table 'documents'")
+    assert "Read every document again: passage size 600 -> 1200." in again.stdout
+    assert "chunk" not in (shown + first.output + again.output).lower()
+
+
+def test_table_passage_size_and_no_fts_options(docs, tmp_path):
     db = tmp_path / "db"
-    result = CliRunner().invoke(main, ["--table", "notes", "--chunk-size", "200", "--no-fts", str(docs), str(db)])
+    result = CliRunner().invoke(main, ["--table", "notes", "--passage-size", "200", "--no-fts", str(docs), str(db)])
     assert result.exit_code == 0, result.output
     table = lancedb.connect(db).open_table("notes")
     # No full-text index; the B-tree indexes that reads use are built whatever --no-fts says.
@@ -263,7 +277,7 @@ def test_links_that_fan_out_index_each_file_once_and_the_summary_counts_the_dupl
     docs = fan_out(tmp_path / "docs", levels=12)  # 2**12 paths to the last page
     out = subprocess.run([BIN / "lancelot-index", docs, tmp_path / "db"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("Indexed 13 documents into 13 chunks")
+    assert out.stdout.startswith("Indexed 13 documents into 13 passages")
     assert "Left out 24 duplicates (files or folders reached by more than one path" in out.stdout
     texts = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["text"].to_pylist()
     assert sorted(texts) == sorted(f"Page {level}." for level in range(13))
@@ -313,7 +327,7 @@ def test_a_file_that_takes_longer_than_the_limit_is_stopped_and_skipped_and_the_
     command = [BIN / "lancelot-index", docs, tmp_path / "db", "--file-timeout", "0.5"]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("Indexed 1 document into 1 chunk")
+    assert out.stdout.startswith("Indexed 1 document into 1 passage")
     assert "  deep.html: reading it took longer than 0.5 s, the limit per file (--file-timeout)" in out.stdout
     assert "Traceback" not in out.stderr
     paths = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["path"].to_pylist()

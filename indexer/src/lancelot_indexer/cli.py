@@ -1,7 +1,7 @@
 """`lancelot-index DOCS DB`: parse, resolve settings once, run the pipeline, print a summary.
 
 With `--embed`, the pipeline gets a `VectorExtension` built from the resolved settings (model, key,
-endpoint); the summary then says how many chunks were embedded, how many vectors were reused, and at
+endpoint); the summary then says how many passages were embedded, how many vectors were reused, and at
 what cost in requests.
 """
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 def embed_summary(report: EmbedReport) -> str:
     """What --embed did: new vectors, reused vectors, requests, and where the texts went."""
     return (
-        f"Vectors: {count(report.embedded, 'chunk')} embedded with {report.model} at {report.host} "
+        f"Vectors: {count(report.embedded, 'passage')} embedded with {report.model} at {report.host} "
         f"({count(report.requests, 'request')}), {report.reused} reused from the current table; width {report.width}."
     )
 
@@ -48,8 +48,8 @@ def summary(report: Report) -> str:
     Names are shown `printable`: one with a newline cannot forge a line of the summary.
     """
     lines = [
-        f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'chunk')} in table {report.table!r} "
-        f"of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
+        f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'passage')} in table "
+        f"{report.table!r} of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
     ]
     if report.full is not None:
         lines.append(f"Read every document again: {report.full}.")
@@ -156,12 +156,15 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     "--table", default=None, callback=_table_name, help="Table to replace [default: LANCEDB_TABLE, else documents]."
 )
 @click.option(
-    "--chunk-size",
+    "--passage-size",
+    "chunk_size",
     type=click.IntRange(100, 100_000),
     default=layout.DEFAULT_CHUNK_SIZE,
     show_default=True,
-    help="Characters per chunk, about.",
+    help="About how many characters go into one passage.",
 )
+# The earlier name of --passage-size, still accepted; the table stamps it as chunk_size either way.
+@click.option("--chunk-size", "old_chunk_size", type=click.IntRange(100, 100_000), default=None, hidden=True)
 @click.option(
     "--exclude",
     multiple=True,
@@ -201,8 +204,8 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option(
     "--embed",
     is_flag=True,
-    help="Store a vector per chunk, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL. "
-    "Vectors of unchanged chunks are reused.",
+    help="Store a vector per passage, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL. "
+    "Vectors of unchanged passages are reused.",
 )
 @click.option(
     "--embed-concurrency",
@@ -222,6 +225,7 @@ def main(
     db: str,
     table: str | None,
     chunk_size: int,
+    old_chunk_size: int | None,
     exclude: tuple[str, ...],
     link: str | None,
     language: str,
@@ -269,7 +273,7 @@ def main(
         target = (location, table)
         options = Options(
             table=table,
-            chunk_size=chunk_size,
+            chunk_size=chunk_size if old_chunk_size is None else old_chunk_size,
             fts=not no_fts,
             allow_empty=allow_empty,
             exclude=tuple(exclude),

@@ -212,7 +212,7 @@ def build(
     report = _report(run, plan, result, reader.tally, time.perf_counter() - started)
     if extension is not None:
         extension.kept(report.kept_rows, result.width)
-    log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy, read=report.read)
+    log.info("indexed", documents=report.documents, passages=report.chunks, strategy=report.strategy, read=report.read)
     return report
 
 

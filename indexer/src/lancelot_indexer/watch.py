@@ -160,14 +160,14 @@ class Watcher:
 
 
 def line(report: Report) -> str:
-    """A rebuild in one line: `3 documents, 7 chunks; 1 read, 2 unchanged, 1 removed; 0.3 s`."""
+    """A rebuild in one line: `3 documents, 7 passages; 1 read, 2 unchanged, 1 removed; 0.3 s`."""
     if report.full is not None:
         what = f"all read again ({report.full})"
     else:
         what = f"{report.read} read, {report.kept} unchanged, {report.removed} removed"
     if report.skipped:
         what += f", {len(report.skipped)} skipped"
-    return f"{count(report.documents, 'document')}, {count(report.chunks, 'chunk')}; {what}; {report.seconds:.1f} s"
+    return f"{count(report.documents, 'document')}, {count(report.chunks, 'passage')}; {what}; {report.seconds:.1f} s"
 
 
 def relevant(path: Path, is_dir: bool, *, root: Path, database: Path | None, exclude: tuple[str, ...]) -> bool:
