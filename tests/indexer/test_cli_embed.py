@@ -139,7 +139,7 @@ def test_embed_concurrency_is_checked(docs, tmp_path):
 
 
 def test_a_terminal_shows_an_embedding_bar_after_the_reading_bar(docs, tmp_path, clean_env, embedding_server):
-    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--embed"]
+    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--embed", "--log-level", "info"]
     status, shown = run_in_terminal(command, endpoint_env(clean_env, embedding_server))
     assert status == 0
     lines = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "\n").splitlines()  # no colours, cursor

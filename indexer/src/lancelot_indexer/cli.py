@@ -19,13 +19,16 @@ import click
 from lancelot_indexer import __version__, log
 from lancelot_indexer.documents.collect import DEFAULT_FILE_TIMEOUT
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count
+from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count, log_leftovers
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
 from lancelot_schema import folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.embedding.vectors import EmbedReport, VectorExtension
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def embed_summary(report: EmbedReport) -> str:
@@ -102,6 +105,13 @@ def _stopped_before_writing(target: tuple[storage.Location, str] | None) -> str:
     location, table = target
     there = folders.is_table(location.path / f"{table}{folders.TABLE_SUFFIX}")
     return STOPPED_BEFORE_WRITING if there else STOPPED_BEFORE_ANY_TABLE
+
+
+def _log_level(quiet: bool, watch: bool) -> str:
+    """The log's level when --log-level is not given. On a terminal the summary (or --watch's lines) says what
+    the run did, so only warnings are logged; elsewhere (CI, a file) the log is the record, at INFO; --quiet
+    and --watch keep it to warnings (skipped files among them)."""
+    return "WARNING" if quiet or watch or sys.stderr.isatty() else "INFO"
 
 
 def _located(value: str) -> storage.Location:
@@ -215,6 +225,13 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     help="Embedding requests in flight at once.",
 )
 @click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default=None,
+    help="Write structured log lines at this level and above to stderr [default: WARNING on a terminal, where "
+    "the summary says the rest; elsewhere INFO, or WARNING with --quiet or --watch].",
+)
+@click.option(
     "--watch",
     is_flag=True,
     help="Keep running: after the build, rebuild (incrementally) each time the documents change, once the "
@@ -235,6 +252,7 @@ def main(
     quiet: bool,
     embed: bool,
     embed_concurrency: int,
+    log_level: str | None,
     watch: bool,
 ) -> None:
     """Index the documents in DOCS (.md, .txt, .html, .rst, .pdf, .docx) into the LanceDB database at DB: a
@@ -242,9 +260,8 @@ def main(
 
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
-    # --embed logs retries through structlog directly: set it up at once then. --watch prints a line per
-    # rebuild itself: the log keeps to warnings (skipped files among them).
-    log.configure("WARNING" if quiet or watch else "INFO", now=embed)
+    # --embed logs retries through structlog directly: set it up at once then.
+    log.configure(log_level or _log_level(quiet, watch), now=embed)
     # CI stops a job with SIGTERM: the same orderly stop as Ctrl-C (workers ended, a word on the table).
     signal.signal(signal.SIGTERM, _stop)
     writing = False
@@ -326,7 +343,9 @@ def main(
         sys.stderr.flush()
         # At once: the interpreter's own shutdown would wait on the worker pool's threads (see collect._pool).
         os._exit(128 + getattr(stop, "signum", signal.SIGINT))
-    if not quiet:
-        click.echo(summary(report))
-        if extension is not None and extension.report is not None:
-            click.echo(embed_summary(extension.report))
+    if quiet:
+        log_leftovers(report)  # no summary says them
+        return
+    click.echo(summary(report))
+    if extension is not None and extension.report is not None:
+        click.echo(embed_summary(extension.report))

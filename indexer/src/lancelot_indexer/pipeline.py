@@ -53,7 +53,7 @@ from lancelot_indexer.writing.replace import Extension
 from lancelot_schema import languages, layout
 from lancelot_schema.storage import Location
 
-__all__ = ["Extension", "Options", "ProgressCallback", "Report", "build", "count", "metadata"]
+__all__ = ["Extension", "Options", "ProgressCallback", "Report", "build", "count", "log_leftovers", "metadata"]
 
 # How long a version stays on disk after a newer one replaced it (a reader may still be reading it).
 DEFAULT_KEEP_VERSIONS = timedelta(minutes=2)
@@ -278,7 +278,6 @@ def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds
     options, found, changed = run.options, run.found, plan.changed
     skipped = [*found.skipped, *tally.skipped]
     unmatched = _unmatched(options, found)
-    _log_leftovers(skipped, found.duplicates, unmatched)
     return Report(
         docs=str(run.docs),
         db=str(run.db),
@@ -314,10 +313,11 @@ def _in_walk_order(paths: list[str], found: list[Found]) -> list[str]:
     return [item.relative for item in found if item.relative in wanted]
 
 
-def _log_leftovers(skipped: list[Skipped], duplicates: list[Duplicate], unmatched: list[str]) -> None:
-    for refused in skipped:
+def log_leftovers(report: Report) -> None:
+    """Log what the run left out: for a caller that prints no summary (which says the same), so it is said once."""
+    for refused in report.skipped:
         log.warning("skipped", path=refused.relative, reason=refused.reason)
-    for duplicate in duplicates:
+    for duplicate in report.duplicates:
         log.info("left out, found before under another path", path=duplicate.relative, first=duplicate.first)
-    for pattern in unmatched:
+    for pattern in report.unmatched_exclude:
         log.warning("--exclude matched nothing", pattern=pattern)

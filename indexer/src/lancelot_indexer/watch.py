@@ -36,7 +36,7 @@ from lancelot_indexer.documents import swapped
 from lancelot_indexer.documents.collect import require_folder
 from lancelot_indexer.documents.walk import excluded_by, is_document
 from lancelot_indexer.errors import DocsError, IndexerError
-from lancelot_indexer.pipeline import Options, Report, build, count
+from lancelot_indexer.pipeline import Options, Report, build, count, log_leftovers
 from lancelot_indexer.printable import printable
 
 if TYPE_CHECKING:
@@ -157,6 +157,7 @@ class Watcher:
         self._building = False  # not in a finally: a stop during the build leaves it set
         self._rebuilds += 1
         out(f"{_clock()}  {line(report)}")
+        log_leftovers(report)  # the line counts what was skipped; the log names each
 
 
 def line(report: Report) -> str:
