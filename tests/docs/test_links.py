@@ -14,8 +14,8 @@ from tests.docs import pages
 
 BLOB = f"{pages.REPO_URL}/blob/main/"
 README_LINES = 250
-# The names that keep "chunk" because another program or an option spells them so.
-CHUNK_NAMES = re.compile(r"--chunk-size|chunkSource")
+# The names that keep "chunk" because another program spells them so, or an option's earlier name.
+CHUNK_NAMES = re.compile(r"`--chunk-size`, its earlier name|chunkSource")
 # Pages written for people working on Lancelot, which quote commands and history as they were.
 CONTRIBUTORS = {"docs/decisions.md", "docs/benchmarks.md"}
 

@@ -29,11 +29,14 @@ def command(name: str) -> click.Command:
 
 
 def command_options(name: str) -> set[str]:
-    """Every option the command accepts, --help and --version included."""
+    """Every option the command shows, --help and --version included (a hidden one is an earlier name)."""
     cli = command(name)
     params = cli.get_params(click.Context(cli, **cli.context_settings))
     return {
-        option for param in params if isinstance(param, click.Option) for option in param.opts + param.secondary_opts
+        option
+        for param in params
+        if isinstance(param, click.Option) and not param.hidden
+        for option in param.opts + param.secondary_opts
     }
 
 

@@ -153,6 +153,6 @@ def test_table_scopes_in_a_jwt_hide_every_other_table_as_missing(server, issuer)
     refused = post(server, call, token).json()["result"]
     assert refused["isError"] is True
     assert "Table 'documents' is not in the database" in refused["content"][0]["text"]
-    assert "(tables: 'plain')" in refused["content"][0]["text"]
+    assert ", which holds 'plain'. " in refused["content"][0]["text"]
     status = post(server, rpc("tools/call", {"name": "lancedb_status", "arguments": {}}), token).json()["result"]
     assert status["structuredContent"]["database"]["tables"] == ["plain"]

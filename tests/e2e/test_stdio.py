@@ -7,7 +7,7 @@ import os
 import subprocess
 import threading
 
-from tests.e2e.stdio_server import LANCELOT, call, serve
+from tests.e2e.stdio_server import LANCELOT, call, serve, serve_logged
 from tests.server import corpus
 
 
@@ -99,7 +99,7 @@ def test_an_anythingllm_table_over_stdio(lancelot_db):
     assert "<document_metadata>" not in query and "Source: localfiles/chain.md" in query
 
 
-def test_the_budget_leaves_out_whole_chunks_and_says_how_many(lancelot_db):
+def test_the_budget_leaves_out_whole_passages_and_says_how_many(lancelot_db):
     async def session(client):
         arguments = {"query": "chain patch workshop members air", "mode": "text", "limit": 10, "perDocument": 10}
         small = await call(client, "lancedb_query", {**arguments, "budget": 800})
@@ -107,7 +107,7 @@ def test_the_budget_leaves_out_whole_chunks_and_says_how_many(lancelot_db):
         return small.content[0].text, large.content[0].text
 
     small, large = serve(lancelot_db, session)
-    assert len(small) <= 800 and "left out to stay within the 800-character budget" in small
+    assert len(small) <= 800 and "more passages left out to stay within the 800-character budget" in small
     assert "left out" not in large
     sections = large.count("\n## ")
     shown = small.count("\n## ")
@@ -309,3 +309,78 @@ def test_the_server_exits_when_stdin_closes(lancelot_db, tmp_path):
         finally:
             process.kill()
         assert process.stdout.read() == b""
+
+
+def first_search_and_status(db, cwd, **environ):
+    async def session(client):
+        return await call(client, "lancedb_search", {"query": "chain"}), await call(client, "lancedb_status")
+
+    return serve_logged(db, session, cwd, **environ)
+
+
+def warnings(stderr):
+    return [line for line in stderr.splitlines() if "[warning" in line]
+
+
+def test_a_relative_database_path_that_leads_nowhere_is_named_at_start_and_in_each_answer(tmp_path):
+    elsewhere = tmp_path / "elsewhere"  # where the client starts the server; the database is in tmp_path
+    elsewhere.mkdir()
+    (search, status), stderr = first_search_and_status("lancelot-db", elsewhere)
+    message = (
+        f"The database folder {elsewhere / 'lancelot-db'} does not exist: LANCEDB_PATH 'lancelot-db' is relative, so "
+        f"it was resolved against the folder the client started the server in ({elsewhere}). Set LANCEDB_PATH to an "
+        "absolute path instead."
+    )
+    assert len(warnings(stderr)) == 1 and message in warnings(stderr)[0], stderr
+    assert search.is_error and search.content[0].text == message  # no advice to build a database there
+    assert status.structured_content["database"]["error"] == message
+
+
+def test_a_relative_database_path_that_works_from_here_is_named_at_start_and_in_the_status(tmp_path):
+    corpus.index(corpus.write_docs(tmp_path / "docs"), tmp_path / "lancelot-db")
+    (search, status), stderr = first_search_and_status("lancelot-db", tmp_path)
+    message = (
+        f"LANCEDB_PATH 'lancelot-db' is relative, so it was resolved against the folder the client started the "
+        f"server in ({tmp_path}): {tmp_path / 'lancelot-db'}. A client started elsewhere finds no database there; "
+        f"set LANCEDB_PATH to {tmp_path / 'lancelot-db'}."
+    )
+    assert len(warnings(stderr)) == 1 and message in warnings(stderr)[0], stderr
+    assert not search.is_error and search.structured_content["hits"]
+    assert status.structured_content["database"]["note"] == message
+
+
+def test_no_database_or_a_wrong_one_is_named_at_start_once(tmp_path):
+    _, stderr = first_search_and_status(None, tmp_path)
+    assert len(warnings(stderr)) == 1 and "No database is configured. Set LANCEDB_PATH" in stderr, stderr
+    (search, _), stderr = first_search_and_status(tmp_path / "nowhere", tmp_path)
+    message = (
+        f"The database folder {tmp_path / 'nowhere'} does not exist (LANCEDB_PATH; the server runs in {tmp_path}). "
+        "Set LANCEDB_PATH to the folder that lancelot-index wrote."
+    )
+    assert len(warnings(stderr)) == 1 and message in stderr, stderr
+    assert search.content[0].text == message
+    corpus.index(corpus.write_docs(tmp_path / "docs"), tmp_path / "db", "--table", "tut")
+    _, stderr = first_search_and_status(tmp_path / "db", tmp_path, LANCEDB_TABLE="tutt")
+    assert warnings(stderr) and f"The database {tmp_path / 'db'} holds no table 'tutt' (LANCEDB_TABLE)." in stderr
+    _, stderr = first_search_and_status(tmp_path / "db", tmp_path, LANCEDB_TABLE="tut")
+    assert warnings(stderr) == [], stderr
+
+
+def test_auto_on_a_table_without_vectors_carries_no_note_and_an_asked_mode_does(lancelot_db):
+    async def session(client):
+        replies = {}
+        for mode in ("auto", "vector", "hybrid"):
+            replies[mode] = await call(client, "lancedb_search", {"query": "chain", "mode": mode})
+        replies["query"] = await call(client, "lancedb_query", {"query": "chain"})
+        return replies
+
+    replies = serve(lancelot_db, session)  # `documents`: BM25, no vectors, no key
+    auto = replies["auto"].structured_content
+    assert (auto["searchType"], auto["textMatch"]) == ("text", "bm25") and auto["hits"]
+    assert "note" not in auto
+    assert "- note:" not in replies["query"].content[0].text and "--embed" not in replies["query"].content[0].text
+    for mode in ("vector", "hybrid"):
+        note = replies[mode].structured_content["note"]
+        assert (
+            note == "the table has no vector column (index it with `lancelot-index --embed`); used text search instead."
+        )

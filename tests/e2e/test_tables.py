@@ -10,6 +10,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.e2e.stdio_server import call, serve
 from tests.e2e.test_http_server import Running, environment
+from tests.server import corpus
 
 SCOPED, EVERY = "scoped-token-0123456789abcdef", "every-token-0123456789abcdef"
 
@@ -43,7 +44,7 @@ def test_several_tables_over_stdio(lancelot_db):
     assert text.startswith("# Search results from 3 tables") and "Table: `workspace`" in text
 
     described = status.structured_content
-    assert described["database"]["tables"] == ["documents", "plain", "workspace"]
+    assert described["database"]["tables"] == ["documents", "plain", "workspace", "embedded", "embedded_plain"]
     assert [(t["name"], t["fullTextIndex"]) for t in described["tables"]] == [
         ("documents", True),
         ("plain", False),
@@ -52,11 +53,31 @@ def test_several_tables_over_stdio(lancelot_db):
 
     embedded, nope = (result.content[0].text for result in refused)
     assert all(result.is_error for result in refused)
-    assert embedded.replace("'embedded'", "'X'") == nope.replace("'nope'", "'X'")
-    assert "(tables: 'documents', 'plain', 'workspace')" in nope
+    served = "(served: 'documents', 'plain', 'workspace')"
+    assert embedded.startswith(f"Table 'embedded' is in the database {lancelot_db} but not served {served}.")
+    assert f", which holds 'documents', 'plain', 'workspace', 'embedded', 'embedded_plain' {served}." in nope
 
     tables = {resource.uri.split("/")[2] for resource in listing.resources}
     assert tables == {"documents", "plain", "workspace"}
+
+
+def test_a_mistyped_table_over_stdio_names_the_tables_there_and_the_nearest(tmp_path):
+    docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
+    corpus.index(docs, db, "--table", "tut")
+    corpus.index(docs, db, "--table", "tutsrc")
+
+    async def session(client):
+        return await call(client, "lancedb_search", {"query": "chain"}), await call(client, "lancedb_status")
+
+    search, status = serve(db, session, LANCEDB_TABLE="tutt")
+    message = (
+        f"Table 'tutt' is not in the database {db}, which holds 'tut', 'tutsrc' (served: none). Did you mean 'tut'? "
+        "Set LANCEDB_TABLE to it, or add it to LANCELOT_TABLES."
+    )
+    assert search.is_error and search.content[0].text == message
+    described = status.structured_content
+    assert described["database"]["tables"] == ["tut", "tutsrc"]
+    assert described["table"] == {"name": "tutt", "exists": False, "error": message, "searchTypes": []}
 
 
 async def as_caller(url, token):
@@ -87,11 +108,11 @@ def test_a_token_limited_to_some_tables_over_http(tmp_path, lancelot_db):
     }
     assert workspace.is_error and nope.is_error
     assert workspace.content[0].text.replace("'workspace'", "'X'") == nope.content[0].text.replace("'nope'", "'X'")
-    assert "(tables: 'documents', 'plain')" in nope.content[0].text
+    assert f"{lancelot_db}, which holds 'documents', 'plain'. Set" in nope.content[0].text
     assert status["database"]["tables"] == ["documents", "plain"] and "workspace" not in str(status)
     assert listed == {"documents", "plain"}
 
     _, (workspace, _), status, listed = every
     assert not workspace.is_error and workspace.structured_content["hits"][0]["table"] == "workspace"
-    assert status["database"]["tables"] == ["documents", "plain", "workspace"]
+    assert status["database"]["tables"] == ["documents", "plain", "workspace", "embedded", "embedded_plain"]
     assert listed == {"documents", "plain", "workspace"}

@@ -1,6 +1,7 @@
 """The command as a person or a CI job runs it: exit statuses, one summary, --quiet, the progress bar."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,13 +32,13 @@ def test_success_prints_one_summary_with_skips_and_exits_0(docs, tmp_path):
     assert "\r" not in result.stdout  # no progress bar without a terminal
 
 
-def test_one_document_and_one_chunk_are_counted_in_the_singular(tmp_path):
+def test_one_document_and_one_passage_are_counted_in_the_singular(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "only.md").write_text("# Only\n\nOne short page.\n", encoding="utf-8")
     result = CliRunner().invoke(main, [str(docs), str(tmp_path / "db")])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("Indexed 1 document into 1 chunk in table 'documents' of ")
+    assert result.stdout.startswith("Indexed 1 document into 1 passage in table 'documents' of ")
 
 
 # Root reads any file; without these two capabilities it is refused like any other user.
@@ -59,7 +60,7 @@ def test_an_unreadable_file_is_skipped_with_its_reason_and_the_rest_is_indexed(t
         command = [setpriv, *WITHOUT_READ_OVERRIDE, *command]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "Indexed 1 document into 1 chunk" in out.stdout
+    assert "Indexed 1 document into 1 passage" in out.stdout
     assert "  locked.md: unreadable: Permission denied" in out.stdout
     assert "Traceback" not in out.stderr
     table = lancedb.connect(tmp_path / "db").open_table("documents")
@@ -74,10 +75,10 @@ def test_exclude_is_counted_in_the_summary_and_a_pattern_that_matches_nothing_is
     command = [BIN / "lancelot-index", docs, tmp_path / "db", "--exclude", "_sources", "--exclude", "_source"]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "Indexed 1 document into 1 chunk" in out.stdout
+    assert "Indexed 1 document into 1 passage" in out.stdout
     assert "Left out by --exclude: 1 path." in out.stdout
     assert "--exclude '_source' matched nothing." in out.stdout
-    assert "--exclude matched nothing" in out.stderr and "_source" in out.stderr
+    assert "_source" not in out.stderr  # said once, in the summary; the log is for what it does not say
     table = lancedb.connect(tmp_path / "db").open_table("documents")
     assert table.to_arrow()["path"].to_pylist() == ["page.html"]
 
@@ -137,12 +138,26 @@ def test_a_db_that_is_a_file_or_a_folder_without_write_access_is_named_precisely
 
 def test_usage_errors_exit_2(tmp_path):
     assert CliRunner().invoke(main, []).exit_code == 2
+    assert CliRunner().invoke(main, ["--passage-size", "5", str(tmp_path), str(tmp_path / "db")]).exit_code == 2
     assert CliRunner().invoke(main, ["--chunk-size", "5", str(tmp_path), str(tmp_path / "db")]).exit_code == 2
 
 
-def test_table_chunk_size_and_no_fts_options(docs, tmp_path):
+def test_help_and_every_line_a_run_prints_say_passage_never_chunk(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n" + "A sentence of the page. " * 120, encoding="utf-8")
+    shown = CliRunner().invoke(main, ["--help"]).output
+    first = CliRunner().invoke(main, [str(docs), str(tmp_path / "db"), "--passage-size", "600"])
+    again = CliRunner().invoke(main, [str(docs), str(tmp_path / "db"), "--chunk-size", "1200"])  # the earlier name
+    assert "--passage-size" in shown and first.exit_code == again.exit_code == 0
+    assert first.stdout.startswith("Indexed 1 document into 6 passages in table 'documents'")
+    assert "Read every document again: passage size 600 -> 1200." in again.stdout
+    assert "chunk" not in (shown + first.output + again.output).lower()
+
+
+def test_table_passage_size_and_no_fts_options(docs, tmp_path):
     db = tmp_path / "db"
-    result = CliRunner().invoke(main, ["--table", "notes", "--chunk-size", "200", "--no-fts", str(docs), str(db)])
+    result = CliRunner().invoke(main, ["--table", "notes", "--passage-size", "200", "--no-fts", str(docs), str(db)])
     assert result.exit_code == 0, result.output
     table = lancedb.connect(db).open_table("notes")
     # No full-text index; the B-tree indexes that reads use are built whatever --no-fts says.
@@ -158,6 +173,19 @@ def test_a_progress_bar_is_drawn_on_a_terminal(docs, tmp_path):
     assert status == 0
     assert "read" in text and "100%" in text
     assert "Indexed 9 documents" in text
+
+
+def test_a_terminal_shows_the_bar_and_the_summary_each_thing_once_and_log_lines_when_asked(docs, tmp_path):
+    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--exclude", "drafts-*"]
+    status, text = run_in_terminal(command)
+    assert status == 0 and "Indexed 9 documents into " in text
+    assert "[info" not in text and "[warning" not in text  # no log line wraps between the bar and the summary
+    assert text.count("drafts-*") == 1 and text.count("binary.txt") == 1  # in the summary alone
+    status, text = run_in_terminal([*command, "--log-level", "info"])
+    assert status == 0 and re.search(r"\[info\s*\] indexed ", text)
+    status, text = run_in_terminal([*command, "--quiet"])
+    assert status == 0 and "Indexed" not in text
+    assert re.search(r"\[warning\s*\] --exclude matched nothing\s+pattern=drafts-\*", text)  # no summary: logged
 
 
 def test_the_session_database_fixture_is_searchable(indexed_db):
@@ -263,7 +291,7 @@ def test_links_that_fan_out_index_each_file_once_and_the_summary_counts_the_dupl
     docs = fan_out(tmp_path / "docs", levels=12)  # 2**12 paths to the last page
     out = subprocess.run([BIN / "lancelot-index", docs, tmp_path / "db"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("Indexed 13 documents into 13 chunks")
+    assert out.stdout.startswith("Indexed 13 documents into 13 passages")
     assert "Left out 24 duplicates (files or folders reached by more than one path" in out.stdout
     texts = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["text"].to_pylist()
     assert sorted(texts) == sorted(f"Page {level}." for level in range(13))
@@ -287,9 +315,11 @@ def test_names_are_printed_escaped_so_that_none_forges_a_line_or_drives_the_term
     assert out.returncode == 0, out.stderr
     assert forged(out.stdout) == forged(out.stderr) == []
     assert "\r" not in out.stdout + out.stderr and "\x07" not in out.stdout + out.stderr
+    quiet = subprocess.run([BIN / "lancelot-index", docs, tmp_path / "quiet", "-q"], capture_output=True, text=True)
+    assert quiet.returncode == 0 and forged(quiet.stderr) == [] and "\r" not in quiet.stderr
     for shown in (r"a\nError: forged.md", r"b\x1b[2Jclear.txt", r"c\u202etxt.exe.txt", r"d\r\tcarriage.md"):
         assert f"  {shown}: binary file (contains NUL bytes)" in out.stdout
-        assert shown in out.stderr  # the warning naming it
+        assert shown in quiet.stderr  # the warning naming it, where no summary does
     assert r"Read as Windows-1252 (not valid UTF-8): e\x07bell.txt" in out.stdout
     # The table keeps the real names.
     paths = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["path"].to_pylist()
@@ -313,7 +343,7 @@ def test_a_file_that_takes_longer_than_the_limit_is_stopped_and_skipped_and_the_
     command = [BIN / "lancelot-index", docs, tmp_path / "db", "--file-timeout", "0.5"]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("Indexed 1 document into 1 chunk")
+    assert out.stdout.startswith("Indexed 1 document into 1 passage")
     assert "  deep.html: reading it took longer than 0.5 s, the limit per file (--file-timeout)" in out.stdout
     assert "Traceback" not in out.stderr
     paths = lancedb.connect(tmp_path / "db").open_table("documents").to_arrow()["path"].to_pylist()

@@ -41,7 +41,7 @@ def test_embed_stores_a_vector_per_chunk_and_says_what_it_cost(docs, tmp_path, c
     assert done.returncode == 0, done.stderr
     rows = table(tmp_path / "db").to_arrow().to_pylist()
     requests = len(embedding_server.requests)
-    assert f"Vectors: {len(rows)} chunks embedded with test-8 at 127.0.0.1:{embedding_server.port}" in done.stdout
+    assert f"Vectors: {len(rows)} passages embedded with test-8 at 127.0.0.1:{embedding_server.port}" in done.stdout
     assert f"({requests} requests), 0 reused from the current table; width 8." in done.stdout
     # Logs without a terminal (CI) say when embedding ended, and what it took (scripts/bench-embed reads it).
     logged = rf"\[info\s*\] embedded +requests={requests} seconds=[0-9.]+ texts={len(rows)}$"
@@ -58,14 +58,14 @@ def test_a_rebuild_embeds_nothing_unchanged_and_only_the_edited_chunks(docs, tmp
     second = index(docs, db, env)
     assert second.returncode == 0, second.stderr
     assert embedding_server.requests == []
-    assert "Vectors: 0 chunks embedded with test-8" in second.stdout
+    assert "Vectors: 0 passages embedded with test-8" in second.stdout
     assert f"(0 requests), {chunks} reused" in second.stdout
     (docs / "guide" / "vacuum.md").write_text(
         "# Vacuum\n\nVacuum FULL rewrites the whole table.\n\n## Autovacuum\n\nIt runs for you.\n", encoding="utf-8"
     )
     third = index(docs, db, env)
     assert third.returncode == 0, third.stderr
-    assert "Vectors: 1 chunk embedded" in third.stdout and f"{chunks - 1} reused" in third.stdout
+    assert "Vectors: 1 passage embedded" in third.stdout and f"{chunks - 1} reused" in third.stdout
     rows = {row[layout.ID]: row for row in table(db).to_arrow().to_pylist()}
     edited = rows["guide/vacuum.md#0"]
     assert "Vacuum FULL" in edited[layout.TEXT]
@@ -139,7 +139,7 @@ def test_embed_concurrency_is_checked(docs, tmp_path):
 
 
 def test_a_terminal_shows_an_embedding_bar_after_the_reading_bar(docs, tmp_path, clean_env, embedding_server):
-    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--embed"]
+    command = [BIN / "lancelot-index", docs, tmp_path / "db", "--embed", "--log-level", "info"]
     status, shown = run_in_terminal(command, endpoint_env(clean_env, embedding_server))
     assert status == 0
     lines = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).replace("\r", "\n").splitlines()  # no colours, cursor
@@ -148,4 +148,4 @@ def test_a_terminal_shows_an_embedding_bar_after_the_reading_bar(docs, tmp_path,
     assert read < embed
     # Each bar ends its line before the next output: the log line that announces embedding starts its own.
     assert any(re.fullmatch(r"\S+Z \[info\s*\] embedding .*", line) for line in lines)
-    assert "Vectors: 4 chunks embedded" in shown
+    assert "Vectors: 4 passages embedded" in shown

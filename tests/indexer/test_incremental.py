@@ -83,7 +83,7 @@ def test_the_summary_counts_what_was_read_kept_and_removed(tmp_path):
     out = subprocess.run([BIN / "lancelot-index", docs, db], capture_output=True, text=True, timeout=120, check=True)
     assert "Since the last build: 1 document read (new or changed), 10 unchanged, 1 removed." in out.stdout
     again = subprocess.run([BIN / "lancelot-index", docs, db, "--chunk-size", "300"], capture_output=True, text=True)
-    assert "Read every document again: chunk size 1200 -> 300." in again.stdout
+    assert "Read every document again: passage size 1200 -> 300." in again.stdout
 
 
 # In a fresh process, as the command runs: workers are forked from it, so the counting parser is theirs too.
@@ -148,7 +148,7 @@ def test_a_table_changed_by_someone_else_is_read_to_learn_what_it_holds(tmp_path
 @pytest.mark.parametrize(
     ("options", "reason"),
     [
-        (Options(chunk_size=300), "chunk size 1200 -> 300"),
+        (Options(chunk_size=300), "passage size 1200 -> 300"),
         (Options(language="none"), "language english -> none"),
         (Options(link="https://docs.example.com/{path}"), "link template none -> https://docs.example.com/{path}"),
         (Options(exclude=("page00.md",)), 'exclude [] -> ["page00.md"]'),

@@ -88,6 +88,15 @@ def test_a_stop_while_reading_says_the_table_is_untouched_and_leaves_no_worker(t
     assert table.to_arrow()["text"].to_pylist() == ["The previous table."]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="worker processes and /proc are Linux's")
+def test_a_stop_during_a_first_run_says_no_table_was_made(tmp_path):
+    docs, db = many_docs(tmp_path / "docs"), tmp_path / "db"
+    done, workers = start_and_stop([str(BIN / "lancelot-index"), str(docs), str(db)], "ctrl-c")
+    assert (done.returncode, done.stderr.strip()) == (130, "Stopped before anything was written: no table was made.")
+    assert all_ended(workers)
+    assert not (db / "documents.lance").exists()
+
+
 def test_an_empty_folder_argument_is_a_usage_error(tmp_path):
     for arguments in (["", str(tmp_path / "db")], [str(tmp_path), ""], [str(tmp_path), "  "]):
         done = subprocess.run([BIN / "lancelot-index", *arguments], capture_output=True, text=True, cwd=tmp_path)

@@ -140,19 +140,19 @@ def test_each_edit_addition_rename_and_deletion_is_one_rebuild_and_the_table_fol
     write(docs / "alpha.md", "About apples.\n")
     write(docs / "guide" / "beta.txt", "About bananas.\n")
     running = watching(docs, db, settle=1.0)  # a write in place is three events: a pause between them stays one burst
-    assert on(running) == "2 documents, 2 chunks; 2 read, 0 unchanged, 0 removed"
+    assert on(running) == "2 documents, 2 passages; 2 read, 0 unchanged, 0 removed"
     assert table(db) == {"alpha.md": "About apples.", "guide/beta.txt": "About bananas."}
 
     write(docs / "alpha.md", "About apricots.\n")
-    assert running.rebuilt() == "2 documents, 2 chunks; 1 read, 1 unchanged, 0 removed"
+    assert running.rebuilt() == "2 documents, 2 passages; 1 read, 1 unchanged, 0 removed"
     assert table(db) == {"alpha.md": "About apricots.", "guide/beta.txt": "About bananas."}
 
     write(docs / "guide" / "gamma.md", "About grapes.\n")
-    assert running.rebuilt() == "3 documents, 3 chunks; 1 read, 2 unchanged, 0 removed"
+    assert running.rebuilt() == "3 documents, 3 passages; 1 read, 2 unchanged, 0 removed"
     assert table(db)["guide/gamma.md"] == "About grapes."
 
     (docs / "guide" / "beta.txt").rename(docs / "guide" / "renamed.txt")
-    assert running.rebuilt() == "3 documents, 3 chunks; 1 read, 2 unchanged, 1 removed"
+    assert running.rebuilt() == "3 documents, 3 passages; 1 read, 2 unchanged, 1 removed"
     assert table(db) == {
         "alpha.md": "About apricots.",
         "guide/renamed.txt": "About bananas.",
@@ -160,11 +160,11 @@ def test_each_edit_addition_rename_and_deletion_is_one_rebuild_and_the_table_fol
     }
 
     (docs / "guide").rename(docs / "manual")  # one event for the folder: its documents move with it
-    assert running.rebuilt() == "3 documents, 3 chunks; 2 read, 1 unchanged, 2 removed"
+    assert running.rebuilt() == "3 documents, 3 passages; 2 read, 1 unchanged, 2 removed"
     assert set(table(db)) == {"alpha.md", "manual/renamed.txt", "manual/gamma.md"}
 
     (docs / "alpha.md").unlink()
-    assert running.rebuilt() == "2 documents, 2 chunks; 0 read, 2 unchanged, 1 removed"
+    assert running.rebuilt() == "2 documents, 2 passages; 0 read, 2 unchanged, 1 removed"
     assert table(db) == {"manual/renamed.txt": "About bananas.", "manual/gamma.md": "About grapes."}
     running.no_line()
     assert running.stop() == 6
@@ -178,10 +178,10 @@ def test_a_folder_moved_in_from_elsewhere_is_indexed_and_one_moved_out_is_forgot
     running = watching(docs, db)
     on(running)
     (elsewhere / "book").rename(docs / "book")  # one event for the folder; watchdog reports what it holds
-    assert running.rebuilt() == "3 documents, 3 chunks; 2 read, 1 unchanged, 0 removed"
+    assert running.rebuilt() == "3 documents, 3 passages; 2 read, 1 unchanged, 0 removed"
     assert table(db) == {"page.md": "A page.", "book/one.md": "Chapter one.", "book/part/two.txt": "Chapter two."}
     (docs / "book").rename(elsewhere / "book")
-    assert running.rebuilt() == "1 document, 1 chunk; 0 read, 1 unchanged, 2 removed"
+    assert running.rebuilt() == "1 document, 1 passage; 0 read, 1 unchanged, 2 removed"
     assert table(db) == {"page.md": "A page."}
     running.no_line()
 
@@ -193,9 +193,9 @@ def test_folders_made_several_deep_at_once_are_watched_and_what_they_hold_is_ind
     on(running)
     for number in range(20):  # each a file written before the watch of its new folders can exist
         write(docs / f"tree{number:02}" / "a" / "b" / "c" / "deep.md", f"Deep page {number}.\n")
-    assert running.rebuilt() == "21 documents, 21 chunks; 20 read, 1 unchanged, 0 removed"
+    assert running.rebuilt() == "21 documents, 21 passages; 20 read, 1 unchanged, 0 removed"
     write(docs / "tree07" / "a" / "b" / "c" / "later.md", "Written later.\n")  # the new folders are watched
-    assert running.rebuilt() == "22 documents, 22 chunks; 1 read, 21 unchanged, 0 removed"
+    assert running.rebuilt() == "22 documents, 22 passages; 1 read, 21 unchanged, 0 removed"
     assert table(db)["tree07/a/b/c/later.md"] == "Written later."
 
 
@@ -216,7 +216,7 @@ def test_changes_that_never_settle_are_rebuilt_all_the_same(tmp_path, watching):
     writer = threading.Thread(target=keep_writing)
     writer.start()
     try:
-        assert running.rebuilt().startswith("2 documents, 2 chunks; 1 read, 1 unchanged")  # while the writes go on
+        assert running.rebuilt().startswith("2 documents, 2 passages; 1 read, 1 unchanged")  # while the writes go on
         assert writer.is_alive()
     finally:
         done.set()
@@ -262,7 +262,7 @@ def test_an_editor_saving_through_temporary_files_causes_exactly_one_rebuild(tmp
     on(running)
     for number, word in enumerate(("second", "third"), 1):
         save(docs / "page.md", f"The {word} version.\n")
-        assert running.rebuilt() == "2 documents, 2 chunks; 1 read, 1 unchanged, 0 removed", number
+        assert running.rebuilt() == "2 documents, 2 passages; 1 read, 1 unchanged, 0 removed", number
         assert table(db) == {"page.md": f"The {word} version.", "other.md": "Other words."}
     running.no_line()
     assert sorted(path.name for path in docs.iterdir()) == ["other.md", "page.md"]
@@ -273,7 +273,7 @@ def test_the_database_inside_docs_and_what_the_walk_leaves_out_cause_no_rebuild(
     db = docs / "db"  # the rebuild's own writes land inside DOCS
     write(docs / "page.md", "A page.\n")
     running = watching(docs, db, Options(exclude=("drafts/", "*.min.html")))
-    assert on(running) == "1 document, 1 chunk; 1 read, 0 unchanged, 0 removed"
+    assert on(running) == "1 document, 1 passage; 1 read, 0 unchanged, 0 removed"
     running.no_line()
     write(docs / "notes.log", "not a document\n")
     write(docs / ".hidden.md", "a dot name\n")
@@ -282,7 +282,7 @@ def test_the_database_inside_docs_and_what_the_walk_leaves_out_cause_no_rebuild(
     write(docs / "site" / "app.min.html", "<p>excluded</p>\n")
     running.no_line()
     write(docs / "site" / "index.html", "<p>A site.</p>\n")
-    assert running.rebuilt() == "2 documents, 2 chunks; 1 read, 1 unchanged, 0 removed"
+    assert running.rebuilt() == "2 documents, 2 passages; 1 read, 1 unchanged, 0 removed"
     assert table(db) == {"page.md": "A page.", "site/index.html": "A site."}
     running.no_line()
 
@@ -322,9 +322,9 @@ def test_a_file_that_vanishes_while_it_is_read_is_skipped_and_the_watch_goes_on(
     for number in range(30):
         write(docs / f"page{number:02}.md", f"Page {number}.\n")
     write(vanishing, "Here for a moment.\n")
-    assert running.rebuilt() == "31 documents, 31 chunks; 30 read, 1 unchanged, 0 removed, 1 skipped"
+    assert running.rebuilt() == "31 documents, 31 passages; 30 read, 1 unchanged, 0 removed, 1 skipped"
     # Its deletion is a change too: the next rebuild no longer finds it.
-    assert running.rebuilt() == "31 documents, 31 chunks; 0 read, 31 unchanged, 0 removed"
+    assert running.rebuilt() == "31 documents, 31 passages; 0 read, 31 unchanged, 0 removed"
     assert len(table(db)) == 31 and "zz-last.md" not in table(db)
 
 
@@ -337,7 +337,7 @@ def test_an_emptied_folder_says_so_and_the_watch_goes_on_until_docs_itself_is_go
     assert "not rebuilt: No documents found in" in running.line()
     assert table(db) == {"only.md": "The only page."}  # left as it was
     write(docs / "back.md", "A page again.\n")
-    assert running.rebuilt() == "1 document, 1 chunk; 1 read, 0 unchanged, 1 removed"
+    assert running.rebuilt() == "1 document, 1 passage; 1 read, 0 unchanged, 1 removed"
     (docs / "back.md").unlink()
     docs.rmdir()
     assert "not rebuilt" not in running.line()  # "raised DocsError(...)"
@@ -371,7 +371,7 @@ def test_ctrl_c_while_watching_ends_the_watch_at_once_with_status_0_and_no_proce
         assert LINE.match(process.stdout.readline())
         assert process.stdout.readline().startswith("Watching ")
         put(docs / "page.md", "A page, edited.\n")
-        assert LINE.match(process.stdout.readline()).group(1) == "1 document, 1 chunk; 1 read, 0 unchanged, 0 removed"
+        assert LINE.match(process.stdout.readline()).group(1) == "1 document, 1 passage; 1 read, 0 unchanged, 0 removed"
         helpers = children(process.pid)  # the reader's forkserver and its workers come and go with rebuilds
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=WAIT)
@@ -420,10 +420,12 @@ def test_lancelot_index_watch_prints_a_line_per_rebuild_and_a_stop_while_waiting
     process = watch_command(docs, db)
     assert process.stdout is not None
     try:
-        assert LINE.match(process.stdout.readline()).group(1) == "1 document, 1 chunk; 1 read, 0 unchanged, 0 removed"
+        assert LINE.match(process.stdout.readline()).group(1) == "1 document, 1 passage; 1 read, 0 unchanged, 0 removed"
         assert process.stdout.readline() == f"Watching {docs} for changes (Ctrl-C to stop).\n"
         put(docs / "more.md", "More.\n")
-        assert LINE.match(process.stdout.readline()).group(1) == "2 documents, 2 chunks; 1 read, 1 unchanged, 0 removed"
+        assert (
+            LINE.match(process.stdout.readline()).group(1) == "2 documents, 2 passages; 1 read, 1 unchanged, 0 removed"
+        )
         helpers = children(process.pid)
         os.killpg(process.pid, how)
         out, err = process.communicate(timeout=WAIT)

@@ -131,7 +131,7 @@ def test_query_replies_with_one_markdown_block(lancelot_db):
         ({"query": "chain", "mode": "fuzzy"}, ["mode", "'auto'"]),
         ({"query": "chain", "limt": 3}, ["limt is not a parameter", "limit"]),
         ({}, ["query is required"]),
-        ({"query": "chain", "table": "nope"}, ["'nope'", "tables:"]),
+        ({"query": "chain", "table": "nope"}, ["'nope'", "which holds 'documents'"]),
     ],
 )
 def test_bad_input_is_a_tool_error_not_a_protocol_error(lancelot_db, arguments, words):

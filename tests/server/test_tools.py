@@ -268,7 +268,7 @@ def test_a_missing_database_folder_is_refused_and_not_created(tmp_path, make_too
 
 def test_a_file_as_database_is_refused(tmp_path, make_tools):
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    with pytest.raises(DatabaseNotFound, match="not a database folder"):
+    with pytest.raises(DatabaseNotFound, match="is a file, not a folder"):
         make_tools(tmp_path / "file").search("chain")
 
 
@@ -312,8 +312,9 @@ def test_a_malformed_endpoint_url_is_reported_by_status_and_search_falls_back_na
 
 def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     status = make_tools(lancelot_db).status()
-    # The other tables of the database are not served (LANCELOT_TABLES unset), so not named.
-    assert status["database"] == {"path": str(lancelot_db), "exists": True, "tables": ["documents"]}
+    # The other tables of the database are named, not served (LANCELOT_TABLES unset), so not described.
+    named = ["documents", "embedded", "embedded_plain", "plain", "workspace"]
+    assert status["database"] == {"path": str(lancelot_db), "exists": True, "tables": named}
     table = status["table"]
     assert status["tables"] == [table]
     assert table["name"] == "documents" and table["exists"] is True

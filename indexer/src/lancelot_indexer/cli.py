@@ -1,7 +1,7 @@
 """`lancelot-index DOCS DB`: parse, resolve settings once, run the pipeline, print a summary.
 
 With `--embed`, the pipeline gets a `VectorExtension` built from the resolved settings (model, key,
-endpoint); the summary then says how many chunks were embedded, how many vectors were reused, and at
+endpoint); the summary then says how many passages were embedded, how many vectors were reused, and at
 what cost in requests.
 """
 
@@ -19,19 +19,22 @@ import click
 from lancelot_indexer import __version__, log
 from lancelot_indexer.documents.collect import DEFAULT_FILE_TIMEOUT
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count
+from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count, log_leftovers
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
-from lancelot_schema import languages, layout, links, settings, storage, stored
+from lancelot_schema import folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.embedding.vectors import EmbedReport, VectorExtension
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
 def embed_summary(report: EmbedReport) -> str:
     """What --embed did: new vectors, reused vectors, requests, and where the texts went."""
     return (
-        f"Vectors: {count(report.embedded, 'chunk')} embedded with {report.model} at {report.host} "
+        f"Vectors: {count(report.embedded, 'passage')} embedded with {report.model} at {report.host} "
         f"({count(report.requests, 'request')}), {report.reused} reused from the current table; width {report.width}."
     )
 
@@ -48,8 +51,8 @@ def summary(report: Report) -> str:
     Names are shown `printable`: one with a newline cannot forge a line of the summary.
     """
     lines = [
-        f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'chunk')} in table {report.table!r} "
-        f"of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
+        f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'passage')} in table "
+        f"{report.table!r} of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
     ]
     if report.full is not None:
         lines.append(f"Read every document again: {report.full}.")
@@ -75,6 +78,8 @@ def summary(report: Report) -> str:
 
 
 STOPPED_BEFORE_WRITING = "Stopped before anything was written: the table was left as it was."
+STOPPED_BEFORE_ANY_TABLE = "Stopped before anything was written: no table was made."
+STOPPED = "Stopped before anything was written."
 STOPPED_WRITING = (
     "Stopped while writing: Lance commits a table whole, so it is either as it was or completely replaced, "
     "never half-written. Run lancelot-index again to be sure it is current."
@@ -91,6 +96,22 @@ class Stopped(KeyboardInterrupt):
 
 def _stop(signum: int, frame: FrameType | None) -> None:
     raise Stopped(signum)
+
+
+def _stopped_before_writing(target: tuple[storage.Location, str] | None) -> str:
+    """What a stop before the first write leaves: the table as it was, or no table (a stat says which)."""
+    if target is None or not target[0].local:
+        return STOPPED  # no request to a bucket on the way out
+    location, table = target
+    there = folders.is_table(location.path / f"{table}{folders.TABLE_SUFFIX}")
+    return STOPPED_BEFORE_WRITING if there else STOPPED_BEFORE_ANY_TABLE
+
+
+def _log_level(quiet: bool, watch: bool) -> str:
+    """The log's level when --log-level is not given. On a terminal the summary (or --watch's lines) says what
+    the run did, so only warnings are logged; elsewhere (CI, a file) the log is the record, at INFO; --quiet
+    and --watch keep it to warnings (skipped files among them)."""
+    return "WARNING" if quiet or watch or sys.stderr.isatty() else "INFO"
 
 
 def _located(value: str) -> storage.Location:
@@ -145,12 +166,15 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     "--table", default=None, callback=_table_name, help="Table to replace [default: LANCEDB_TABLE, else documents]."
 )
 @click.option(
-    "--chunk-size",
+    "--passage-size",
+    "chunk_size",
     type=click.IntRange(100, 100_000),
     default=layout.DEFAULT_CHUNK_SIZE,
     show_default=True,
-    help="Characters per chunk, about.",
+    help="About how many characters go into one passage.",
 )
+# The earlier name of --passage-size, still accepted; the table stamps it as chunk_size either way.
+@click.option("--chunk-size", "old_chunk_size", type=click.IntRange(100, 100_000), default=None, hidden=True)
 @click.option(
     "--exclude",
     multiple=True,
@@ -190,8 +214,8 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option(
     "--embed",
     is_flag=True,
-    help="Store a vector per chunk, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL. "
-    "Vectors of unchanged chunks are reused.",
+    help="Store a vector per passage, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL. "
+    "Vectors of unchanged passages are reused.",
 )
 @click.option(
     "--embed-concurrency",
@@ -199,6 +223,13 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     default=4,
     show_default=True,
     help="Embedding requests in flight at once.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default=None,
+    help="Write structured log lines at this level and above to stderr [default: WARNING on a terminal, where "
+    "the summary says the rest; elsewhere INFO, or WARNING with --quiet or --watch].",
 )
 @click.option(
     "--watch",
@@ -211,6 +242,7 @@ def main(
     db: str,
     table: str | None,
     chunk_size: int,
+    old_chunk_size: int | None,
     exclude: tuple[str, ...],
     link: str | None,
     language: str,
@@ -220,6 +252,7 @@ def main(
     quiet: bool,
     embed: bool,
     embed_concurrency: int,
+    log_level: str | None,
     watch: bool,
 ) -> None:
     """Index the documents in DOCS (.md, .txt, .html, .rst, .pdf, .docx) into the LanceDB database at DB: a
@@ -227,12 +260,12 @@ def main(
 
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
-    # --embed logs retries through structlog directly: set it up at once then. --watch prints a line per
-    # rebuild itself: the log keeps to warnings (skipped files among them).
-    log.configure("WARNING" if quiet or watch else "INFO", now=embed)
+    # --embed logs retries through structlog directly: set it up at once then.
+    log.configure(log_level or _log_level(quiet, watch), now=embed)
     # CI stops a job with SIGTERM: the same orderly stop as Ctrl-C (workers ended, a word on the table).
     signal.signal(signal.SIGTERM, _stop)
     writing = False
+    target: tuple[storage.Location, str] | None = None  # the database and table, once known
 
     def started_writing() -> None:
         nonlocal writing
@@ -254,9 +287,10 @@ def main(
             table = resolved.table
             if mistake := layout.table_name_problem(table):
                 raise click.ClickException(f"LANCEDB_TABLE {mistake}")
+        target = (location, table)
         options = Options(
             table=table,
-            chunk_size=chunk_size,
+            chunk_size=chunk_size if old_chunk_size is None else old_chunk_size,
             fts=not no_fts,
             allow_empty=allow_empty,
             exclude=tuple(exclude),
@@ -304,12 +338,14 @@ def main(
         # A name in the message (DOCS, DB) is shown printable: it cannot add a line after "Error:".
         raise click.ClickException(printable(str(exc))) from exc
     except KeyboardInterrupt as stop:
-        click.echo(STOPPED_WRITING if writing else STOPPED_BEFORE_WRITING, err=True)
+        click.echo(STOPPED_WRITING if writing else _stopped_before_writing(target), err=True)
         sys.stdout.flush()
         sys.stderr.flush()
         # At once: the interpreter's own shutdown would wait on the worker pool's threads (see collect._pool).
         os._exit(128 + getattr(stop, "signum", signal.SIGINT))
-    if not quiet:
-        click.echo(summary(report))
-        if extension is not None and extension.report is not None:
-            click.echo(embed_summary(extension.report))
+    if quiet:
+        log_leftovers(report)  # no summary says them
+        return
+    click.echo(summary(report))
+    if extension is not None and extension.report is not None:
+        click.echo(embed_summary(extension.report))

@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from lancelot_indexer import __version__, log, memory
+from lancelot_indexer.documents import empty, swapped
 from lancelot_indexer.documents.changes import Changes, changes
 from lancelot_indexer.documents.collect import (
     DEFAULT_FILE_TIMEOUT,
@@ -46,14 +47,13 @@ from lancelot_indexer.documents.collect import (
     walked,
 )
 from lancelot_indexer.documents.walk import Duplicate, Excluded, Found, Skipped
-from lancelot_indexer.errors import EmptyDocsError
-from lancelot_indexer.readers.formats import FORMATS
+from lancelot_indexer.wording import count
 from lancelot_indexer.writing import database, replace, sources
 from lancelot_indexer.writing.replace import Extension
 from lancelot_schema import languages, layout
 from lancelot_schema.storage import Location
 
-__all__ = ["Extension", "Options", "ProgressCallback", "Report", "build", "metadata"]
+__all__ = ["Extension", "Options", "ProgressCallback", "Report", "build", "count", "log_leftovers", "metadata"]
 
 # How long a version stays on disk after a newer one replaced it (a reader may still be reading it).
 DEFAULT_KEEP_VERSIONS = timedelta(minutes=2)
@@ -98,11 +98,6 @@ class Report:
     removed: int = 0  # documents of the previous table that are gone (removed, renamed, unusable now)
     full: str | None = None  # why every document was read, when there was a table: a setting that changed
     kept_rows: int = 0  # rows of the kept documents (their vectors too were reused)
-
-
-def count(number: int, noun: str) -> str:
-    """`1 chunk`, `2 chunks`: every noun in the indexer's messages takes a plain -s."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def metadata(
@@ -183,6 +178,7 @@ def build(
     """
     options = options or Options()
     started = time.perf_counter()
+    swapped.check(docs, db)
     require_folder(docs)
     location = database.located(db)
     memory.limit_arenas()
@@ -216,7 +212,7 @@ def build(
     report = _report(run, plan, result, reader.tally, time.perf_counter() - started)
     if extension is not None:
         extension.kept(report.kept_rows, result.width)
-    log.info("indexed", documents=report.documents, chunks=report.chunks, strategy=report.strategy, read=report.read)
+    log.info("indexed", documents=report.documents, passages=report.chunks, strategy=report.strategy, read=report.read)
     return report
 
 
@@ -243,8 +239,9 @@ def _apply(
     batches = reader.batches(plan.changed.to_read, run.on_progress)
     first = next(batches, None)
     if first is None and not plan.changed.kept and not options.allow_empty:
-        _log_leftovers([*found.skipped, *reader.tally.skipped], found.duplicates, _unmatched(options, found))
-        raise _empty(run.docs, found.excluded)
+        skipped = [*found.skipped, *reader.tally.skipped]
+        table = options.table if plan.previous is not None else None
+        raise empty.error(run.docs, found, skipped, _unmatched(options, found), table)
     unchanged = first is None and plan.full is None and not plan.replaced
     target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
     source = run.stamp[layout.META_SOURCE]
@@ -281,7 +278,6 @@ def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds
     options, found, changed = run.options, run.found, plan.changed
     skipped = [*found.skipped, *tally.skipped]
     unmatched = _unmatched(options, found)
-    _log_leftovers(skipped, found.duplicates, unmatched)
     return Report(
         docs=str(run.docs),
         db=str(run.db),
@@ -312,23 +308,16 @@ def _unmatched(options: Options, found: Walked) -> list[str]:
     return [pattern for pattern in options.exclude if pattern not in used]
 
 
-def _empty(docs: Path, excluded: list[Excluded]) -> EmptyDocsError:
-    left_out = f"; {count(len(excluded), 'path')} left out by --exclude" if excluded else ""
-    return EmptyDocsError(
-        f"No documents found in {docs} ({', '.join(FORMATS)}{left_out}); the table was left as it was. "
-        "Pass --allow-empty to empty the table."
-    )
-
-
 def _in_walk_order(paths: list[str], found: list[Found]) -> list[str]:
     wanted = set(paths)
     return [item.relative for item in found if item.relative in wanted]
 
 
-def _log_leftovers(skipped: list[Skipped], duplicates: list[Duplicate], unmatched: list[str]) -> None:
-    for refused in skipped:
+def log_leftovers(report: Report) -> None:
+    """Log what the run left out: for a caller that prints no summary (which says the same), so it is said once."""
+    for refused in report.skipped:
         log.warning("skipped", path=refused.relative, reason=refused.reason)
-    for duplicate in duplicates:
+    for duplicate in report.duplicates:
         log.info("left out, found before under another path", path=duplicate.relative, first=duplicate.first)
-    for pattern in unmatched:
+    for pattern in report.unmatched_exclude:
         log.warning("--exclude matched nothing", pattern=pattern)

@@ -32,10 +32,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lancelot_indexer.documents import swapped
 from lancelot_indexer.documents.collect import require_folder
 from lancelot_indexer.documents.walk import excluded_by, is_document
 from lancelot_indexer.errors import DocsError, IndexerError
-from lancelot_indexer.pipeline import Options, Report, build, count
+from lancelot_indexer.pipeline import Options, Report, build, count, log_leftovers
 from lancelot_indexer.printable import printable
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class Watcher:
     def run(self, *, out: Write, err: Write | None = None, build_once: Callable[[], Report] | None = None) -> int:
         err = err or out
         build_once = build_once or partial(build, self.docs, self.db, self.options)
+        swapped.check(self.docs, self.db)
         require_folder(self.docs)
         root = self.docs.resolve()
         wanted = partial(relevant, root=root, database=_folder(self.db), exclude=self.options.exclude)
@@ -155,17 +157,18 @@ class Watcher:
         self._building = False  # not in a finally: a stop during the build leaves it set
         self._rebuilds += 1
         out(f"{_clock()}  {line(report)}")
+        log_leftovers(report)  # the line counts what was skipped; the log names each
 
 
 def line(report: Report) -> str:
-    """A rebuild in one line: `3 documents, 7 chunks; 1 read, 2 unchanged, 1 removed; 0.3 s`."""
+    """A rebuild in one line: `3 documents, 7 passages; 1 read, 2 unchanged, 1 removed; 0.3 s`."""
     if report.full is not None:
         what = f"all read again ({report.full})"
     else:
         what = f"{report.read} read, {report.kept} unchanged, {report.removed} removed"
     if report.skipped:
         what += f", {len(report.skipped)} skipped"
-    return f"{count(report.documents, 'document')}, {count(report.chunks, 'chunk')}; {what}; {report.seconds:.1f} s"
+    return f"{count(report.documents, 'document')}, {count(report.chunks, 'passage')}; {what}; {report.seconds:.1f} s"
 
 
 def relevant(path: Path, is_dir: bool, *, root: Path, database: Path | None, exclude: tuple[str, ...]) -> bool:

@@ -100,6 +100,9 @@ def main(
     for problem in resolved.warnings:
         app.log.warning(problem)
     store = Store(resolved.db_path, resolved.storage)
+    # A stat or two, never Lance: a server started in the wrong place says so at once, not at the first search.
+    if (wrong := store.problem(resolved.table)) is not None:
+        app.log.warning(wrong)
     server = app.build_server(resolved, store)
     if http_port is not None:
         from lancelot_server.http import serve

@@ -61,10 +61,14 @@ class SearchReply(TypedDict):
 
 
 class DatabaseStatus(TypedDict):
+    """`tables`: every table the database holds that the caller may see, served or not; `error`: why it cannot
+    be read; `note`: what works now but may not elsewhere (a relative LANCEDB_PATH)."""
+
     path: str | None
     exists: bool
     tables: list[str]
     error: NotRequired[str]
+    note: NotRequired[str]
 
 
 class Coverage(TypedDict):

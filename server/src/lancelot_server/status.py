@@ -1,9 +1,9 @@
 """lancedb_status: the database, every served table the caller sees, the embedding settings, what can run.
 
 `table`, `embedding.note` and `searchTypes` are about the default table (LANCEDB_TABLE, or the first served
-table the caller sees), as before several tables; `tables` describes each table the caller sees the same
-way, default first; `database.tables` names those the database holds. Nothing names a table the caller
-may not see.
+table the caller sees), as before several tables; `tables` describes each served table the caller sees the
+same way, default first; `database.tables` names every table the database holds, served or not (names
+only: a table not served is never opened), served ones first. Nothing names a table the caller may not see.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def report(settings: Settings, store: Store, tables: Tables, modes: Modes) -> St
     vectors: str | None = None
     listed: list[TableStatus] = []
     try:
-        database["tables"] = tables.present()
+        database["tables"] = tables.held()
         names = tables.visible()
         default = tables.default()
     except TableNotFound as exc:  # the caller sees no table at all: none is named, not even the default
@@ -40,6 +40,8 @@ def report(settings: Settings, store: Store, tables: Tables, modes: Modes) -> St
         database["error"] = str(exc)
         table = TableStatus(name=settings.table if tables.sees(settings.table) else "", exists=False)
     else:
+        if (note := store.problem()) is not None:
+            database["note"] = note
         described = {name: _table(settings, store, tables, modes, name) for name in names}
         listed = [status for status, _ in described.values()]
         table, vectors = described[default]

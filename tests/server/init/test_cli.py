@@ -208,6 +208,23 @@ def test_mistakes_are_usage_errors_that_store_nothing(env, db, args, stdin, mess
     assert not settings_dir(env).exists()
 
 
+def test_a_folder_of_documents_as_db_is_called_documents_with_the_commands_meant(env, tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "setup.md").write_text("# Setup\n", encoding="utf-8")
+    result = subprocess.run(
+        [BIN / "lancelot-init", "--db", "./docs"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert (
+        f"Error: Invalid value for --db: {docs} holds no LanceDB table: it looks like a folder of documents. Index it "
+        "into a database folder, then give that folder: `lancelot-index ./docs ./lancelot-db`, then "
+        "`lancelot-init --db ./lancelot-db`." in result.stderr
+    )
+    assert f"lancelot-index DOCS {docs}" not in result.stderr  # never: index into the documents
+    assert not settings_dir(env).exists()
+
+
 def test_show_with_nothing_stored_says_so(env):
     result = init(env, "--show")
     assert result.returncode == 0

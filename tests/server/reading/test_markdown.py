@@ -1,4 +1,4 @@
-"""The lancedb_query block: header, one section per chunk, whole chunks left out past the budget."""
+"""The lancedb_query block: header, one section per passage, whole passages left out past the budget."""
 
 from __future__ import annotations
 
@@ -38,12 +38,12 @@ def test_chunks_past_the_budget_are_left_out_whole_and_counted():
     assert len(block) <= 1_000
     assert "a" * 300 in block and "c" * 300 in block  # a smaller later chunk still fits
     assert "b" * 10 not in block and "d" * 10 not in block  # never cut
-    assert block.endswith("_2 more chunks left out to stay within the 1,000-character budget._\n")
+    assert block.endswith("_2 more passages left out to stay within the 1,000-character budget._\n")
 
 
 def test_one_chunk_left_out_is_singular():
     assert render(reply([hit(0, "short"), hit(1, "x" * 2_000)]), 1_000).endswith(
-        "_1 more chunk left out to stay within the 1,000-character budget._\n"
+        "_1 more passage left out to stay within the 1,000-character budget._\n"
     )
 
 
@@ -55,7 +55,7 @@ def test_a_first_chunk_longer_than_the_budget_is_cut_at_a_word_and_names_the_id_
     assert len(shown) > 80 and words.startswith(shown + " ")  # a whole number of words
     assert "[…] (cut to fit; lancedb_read with id doc.md#0 reads it whole)" in block
     assert "second" not in block and block.endswith(
-        "_1 more chunk left out to stay within the 500-character budget._\n"
+        "_1 more passage left out to stay within the 500-character budget._\n"
     )
 
 

@@ -1,5 +1,6 @@
 """Several tables: the allow-list (LANCEDB_TABLE, LANCELOT_TABLES), the caller's table scope, searches of
-several tables merged by rank, and every way a table the caller may not see is answered as missing."""
+several tables merged by rank, every way a table the caller may not see is answered as missing, and what a
+refusal names instead (the tables the database holds, served or not, and the nearest to a mistyped name)."""
 
 from __future__ import annotations
 
@@ -62,24 +63,49 @@ def masked(message, name):
 # The allow-list ------------------------------------------------------------------------------------
 
 
-def test_by_default_only_the_configured_table_is_served_and_named(shelves, make_tools):
+def not_served(db, name, served):
+    return (
+        f"Table {name!r} is in the database {db} but not served (served: {served}). "
+        "Set LANCEDB_TABLE to it, or add it to LANCELOT_TABLES."
+    )
+
+
+def test_by_default_only_the_configured_table_is_served_and_the_others_are_named_not_served(shelves, make_tools):
     tools = make_tools(shelves)
     missing = refusal(tools.search, "chain", table="nope")
-    assert "(tables: 'documents')" in missing
+    assert missing == (
+        f"Table 'nope' is not in the database {shelves}, which holds 'documents', 'manuals', 'secret', 'workspace' "
+        "(served: 'documents'). Set LANCEDB_TABLE or pass `table`, or build it with lancelot-index."
+    )
     for name in ("manuals", "secret", "workspace"):
-        # Exactly the refusal of a table that is not there: nothing tells that it is.
-        assert masked(refusal(tools.search, "chain", table=name), name) == masked(missing, "nope")
-        assert masked(refusal(tools.read, source="brakes.md", table=name), name) == masked(missing, "nope")
+        assert refusal(tools.search, "chain", table=name) == not_served(shelves, name, "'documents'")
+        assert refusal(tools.read, source="brakes.md", table=name) == not_served(shelves, name, "'documents'")
     status = tools.status()
-    assert status["database"]["tables"] == ["documents"]
+    assert status["database"]["tables"] == ["documents", "manuals", "secret", "workspace"]
+    # Names only: a table not served is never described, nor are its rows read.
     assert [table["name"] for table in status["tables"]] == ["documents"]
-    assert "manuals" not in json.dumps(status) and "secret" not in json.dumps(status)
+    assert "plans" not in json.dumps(status) and "Plans" not in json.dumps(status)
+
+
+def test_a_mistyped_table_gets_the_nearest_name_and_the_fix_that_serves_it(shelves, make_tools):
+    tools = make_tools(shelves, LANCELOT_TABLES="manuals")
+    assert refusal(tools.search, "chain", table="manual") == (
+        f"Table 'manual' is not in the database {shelves}, which holds 'documents', 'manuals', 'secret', 'workspace' "
+        "(served: 'documents', 'manuals'). Did you mean 'manuals'? Pass it as `table`, or set LANCEDB_TABLE to it."
+    )
+    assert refusal(tools.search, "chain", table="secrets").endswith(
+        "Did you mean 'secret'? Set LANCEDB_TABLE to it, or add it to LANCELOT_TABLES."
+    )
+    status = make_tools(shelves, LANCEDB_TABLE="Documents").status()
+    assert status["database"]["tables"] == ["documents", "manuals", "secret", "workspace"]
+    assert status["table"]["name"] == "Documents" and status["searchTypes"] == []
+    assert "(served: none). Did you mean 'documents'? Set LANCEDB_TABLE to it" in status["table"]["error"]
 
 
 def test_lancelot_tables_adds_tables_in_the_order_given(shelves, make_tools):
     tools = make_tools(shelves, LANCELOT_TABLES="workspace, manuals")
     status = tools.status()
-    assert status["database"]["tables"] == ["documents", "workspace", "manuals"]
+    assert status["database"]["tables"] == ["documents", "workspace", "manuals", "secret"]
     assert [table["name"] for table in status["tables"]] == ["documents", "workspace", "manuals"]
     assert status["table"] == status["tables"][0]
     workspace = status["tables"][1]
@@ -90,7 +116,9 @@ def test_lancelot_tables_adds_tables_in_the_order_given(shelves, make_tools):
     )
     assert status["tables"][2]["rows"] >= 3 and status["tables"][2]["language"] == "english"
     assert tools.search("brake", mode="text", table="manuals")["hits"][0]["source"] == "brakes.md"
-    assert "(tables: 'documents', 'workspace', 'manuals')" in refusal(tools.search, "x", table="secret")
+    assert refusal(tools.search, "x", table="secret") == not_served(
+        shelves, "secret", "'documents', 'workspace', 'manuals'"
+    )
 
 
 def test_every_table_with_a_star_default_first_then_sorted(shelves, make_tools):
@@ -103,7 +131,7 @@ def test_every_table_with_a_star_default_first_then_sorted(shelves, make_tools):
 
 def test_a_served_table_the_database_lacks_is_described_as_missing(shelves, make_tools):
     status = make_tools(shelves, LANCELOT_TABLES="ghost").status()
-    assert status["database"]["tables"] == ["documents"]
+    assert status["database"]["tables"] == ["documents", "manuals", "secret", "workspace"]
     ghost = status["tables"][1]
     assert (ghost["name"], ghost["exists"], ghost["searchTypes"]) == ("ghost", False, [])
     assert "Table 'ghost' is not in the database" in ghost["error"]
@@ -278,7 +306,7 @@ def test_a_table_outside_the_caller_s_scope_is_refused_as_missing_everywhere(she
     tools = make_tools(shelves, LANCELOT_TABLES="*")
     caller("documents", "manuals")
     missing = refusal(tools.search, "chain", table="nope")
-    assert "(tables: 'documents', 'manuals')" in missing
+    assert f"{shelves}, which holds 'documents', 'manuals'. Set" in missing
     refusals = [
         lambda: tools.search("chain", table="secret"),
         lambda: tools.search("chain", table=["documents", "secret"]),
@@ -302,10 +330,11 @@ def test_a_table_outside_the_caller_s_scope_is_refused_as_missing_everywhere(she
 def test_a_scope_never_widens_what_the_server_serves(shelves, make_tools, caller):
     tools = make_tools(shelves)  # documents alone
     caller("documents", "secret")
-    assert masked(refusal(tools.search, "x", table="secret"), "secret") == masked(
-        refusal(tools.search, "x", table="nope"), "nope"
-    )
-    assert tools.status()["database"]["tables"] == ["documents"]
+    assert refusal(tools.search, "x", table="secret") == not_served(shelves, "secret", "'documents'")
+    status = tools.status()
+    assert status["database"]["tables"] == ["documents", "secret"]
+    assert [table["name"] for table in status["tables"]] == ["documents"]
+    assert "manuals" not in refusal(tools.search, "x", table="manuals").split(", which holds")[1]
 
 
 def texts(reply):
@@ -327,7 +356,7 @@ def test_a_caller_without_the_default_table_gets_its_first_table_and_never_hears
     status = tools.status()
     assert status["table"]["name"] == "manuals" and status["database"]["tables"] == ["manuals", "secret"]
     assert not any("documents" in value for value in texts(status))  # (the key `freshness.documents` is no name)
-    assert "documents" not in refusal(tools.search, "x", table="documents").split("(tables:")[1]
+    assert "documents" not in refusal(tools.search, "x", table="documents").split(", which holds")[1]
     assert tools.read(source="brakes.md").reply["table"] == "manuals"
 
 
@@ -370,7 +399,7 @@ def test_a_cursor_into_a_table_the_caller_does_not_see_is_refused(shelves, make_
         resources.Resources(tools).page(cursor)
 
 
-def test_a_resource_of_a_table_not_served_reads_as_missing_through_the_protocol(shelves):
+def test_a_resource_of_a_table_not_served_is_refused_through_the_protocol(shelves):
     async def calls(client):
         from mcp.shared.exceptions import MCPError
 
@@ -383,5 +412,6 @@ def test_a_resource_of_a_table_not_served_reads_as_missing_through_the_protocol(
         return messages, [item.uri for item in listing.resources]
 
     (secret, nope), uris = session(shelves, calls)
-    assert masked(secret, "secret") == masked(nope, "nope")
+    assert secret == not_served(shelves, "secret", "'documents'")
+    assert nope.startswith(f"Table 'nope' is not in the database {shelves}, which holds")
     assert uris and all(uri.startswith("lancelot://documents/") for uri in uris)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -261,16 +262,19 @@ class Walked:
     skipped: list[Skipped]
     excluded: list[Excluded]
     duplicates: list[Duplicate]
+    ignored: Counter[str] = field(default_factory=Counter)  # files of other formats, by suffix
 
 
 def walked(docs: Path, exclude: Sequence[str] = ()) -> Walked:
     require_folder(docs)
-    items = list(walk(docs, exclude))
+    ignored: Counter[str] = Counter()
+    items = list(walk(docs, exclude, ignored))
     return Walked(
         [item for item in items if isinstance(item, Found)],
         [item for item in items if isinstance(item, Skipped)],
         [item for item in items if isinstance(item, Excluded)],
         [item for item in items if isinstance(item, Duplicate)],
+        ignored,
     )
 
 

@@ -11,6 +11,7 @@ links to the next one, a few levels deep), so the paths under a folder walked be
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -81,20 +82,22 @@ Item = Found | Skipped | Excluded | Duplicate
 _Key = tuple[int, int]
 
 
-def walk(root: Path, exclude: Sequence[str] = ()) -> Iterator[Item]:
+def walk(root: Path, exclude: Sequence[str] = (), ignored: Counter[str] | None = None) -> Iterator[Item]:
     """Every document under `root` in a stable order, every link that was refused, what `exclude` left out,
-    and every file or folder left out because it was found before under another path."""
+    and every file or folder left out because it was found before under another path. `ignored` counts the
+    other files, by suffix (lower case; "" for none), for a run that finds no document to say what it saw."""
     top = _key(root.stat())
-    seen = _Seen(folders={top: "."}, files={})
+    seen = _Seen(folders={top: "."}, files={}, ignored=Counter() if ignored is None else ignored)
     yield from _walk_dir(root, "", root.resolve(), frozenset({top}), tuple(exclude), seen)
 
 
 @dataclass(frozen=True)
 class _Seen:
-    """The path each folder was walked under and each document found under, by key."""
+    """The path each folder was walked under and each document found under, by key; the other files by suffix."""
 
     folders: dict[_Key, str]
     files: dict[_Key, str]
+    ignored: Counter[str]
 
 
 def _walk_dir(
@@ -153,6 +156,8 @@ def _walk_dir(
                 if key is not None:
                     seen.files[key] = relative
                 yield Found(path, relative)
+        elif entry.is_file():
+            seen.ignored[path.suffix.lower()] += 1
 
 
 def _key(stat: os.stat_result) -> _Key:

@@ -48,6 +48,8 @@ ROW_SETTINGS = (
     layout.META_EMBEDDED,
     layout.META_EMBEDDING_HOST,
 )
+# What a person calls a stamped setting where its key says otherwise (the stamp keeps its name).
+_LABELS = {layout.META_CHUNK_SIZE: "passage size"}
 # Lance names manifests `{u64::MAX - version}.manifest` (the newest sorts first), or `{version}.manifest`.
 _U64_MAX = 2**64 - 1
 
@@ -83,7 +85,7 @@ def full_rebuild_reason(before: Mapping[str, str], wanted: Mapping[str, str]) ->
     for key in ROW_SETTINGS:
         if before.get(key, "") != wanted.get(key, ""):
             old, new = before.get(key) or "none", wanted.get(key) or "none"
-            return f"{key.removeprefix('lancelot.').replace('_', ' ')} {old} -> {new}"
+            return f"{_LABELS.get(key) or key.removeprefix('lancelot.').replace('_', ' ')} {old} -> {new}"
     return None
 
 

@@ -15,7 +15,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from lancelot_schema import installation
+from lancelot_schema import folders, installation
 from lancelot_schema.layout import DEFAULT_TABLE
 
 DISTRIBUTION = "lancelot-server"
@@ -49,28 +49,29 @@ def inspect_database(raw: str) -> Database:
         raise SetupError(f"{path} does not exist. Give the DB folder you gave lancelot-index.")
     if not path.is_dir():
         raise SetupError(f"{path} is a file, not a folder. Give the DB folder you gave lancelot-index.")
-    if path.suffix == ".lance" and (path / "_versions").is_dir():
+    if folders.is_table(path):
         raise SetupError(f"{path} is one table; give the folder that holds it: {path.parent}")
     tables = list_tables(path)
-    if not tables:
+    if tables:
+        return Database(path, tables)
+    if folders.holds_files(path):
+        # The documents, not the database lancelot-index writes from them: never advise indexing into them.
+        db = "./lancelot-db"
         raise SetupError(
-            f"{path} holds no LanceDB table. Build one with `lancelot-index DOCS {shlex.quote(str(path))}` first."
+            f"{path} holds no LanceDB table: it looks like a folder of documents. Index it into a database "
+            f"folder, then give that folder: `lancelot-index {shlex.quote(text)} {db}`, then `lancelot-init --db {db}`."
         )
-    return Database(path, tables)
+    raise SetupError(
+        f"{path} holds no LanceDB table. Build one with `lancelot-index DOCS {shlex.quote(str(path))}` first."
+    )
 
 
 def list_tables(path: Path) -> tuple[str, ...]:
     """The tables of the LanceDB database at `path`, read from the folder names (nothing is opened)."""
     try:
-        entries = list(path.iterdir())
+        return folders.tables(path)
     except OSError as exc:
         raise SetupError(f"Cannot read {path}: {exc.strerror}.") from exc
-    names = (entry.name.removesuffix(".lance") for entry in entries if _is_table(entry))
-    return tuple(sorted(names))
-
-
-def _is_table(entry: Path) -> bool:
-    return entry.suffix == ".lance" and not entry.name.startswith(".") and (entry / "_versions").is_dir()
 
 
 def choose_table(database: Database, wanted: str | None) -> str:

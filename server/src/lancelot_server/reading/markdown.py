@@ -1,10 +1,10 @@
 """The `lancedb_query` reply: one Markdown block that fits a character budget.
 
-A header (mode, search type, query, any note), then one section per chunk in rank order, each with its
+A header (mode, search type, query, any note), then one section per passage in rank order, each with its
 source (line range, anchor or page), id and score (and its table, when several were searched), and its title
 linked when the table has a link template. A
-chunk whose section would take the block past the budget is left out whole, and the block ends by saying
-how many were left out; only the first chunk, when even it does not fit, is shown cut at a word, with a
+passage whose section would take the block past the budget is left out whole, and the block ends by saying
+how many were left out; only the first passage, when even it does not fit, is shown cut at a word, with a
 mark naming the `lancedb_read` id that reads it whole. The block never exceeds the budget.
 """
 
@@ -44,7 +44,7 @@ def header(reply: SearchReply) -> str:
     return "\n".join(lines) + "\n"
 
 
-# At least this much of the first chunk's text must fit for it to be shown cut rather than left out.
+# At least this much of the first passage's text must fit for it to be shown cut rather than left out.
 MIN_CUT = 80
 
 
@@ -70,7 +70,7 @@ def _where(hit: SearchHit) -> str:
 
 
 def section(number: int, hit: SearchHit, text: str | None = None, *, cut: bool = False, table: bool = False) -> str:
-    """The chunk's section; `text` (a cut piece) in place of its text, with the mark when `cut`; its table's name
+    """The passage's section; `text` (a cut piece) in place of its text, with the mark when `cut`; its table's name
     when `table` (several tables searched)."""
     lines = [f"## {number}. {_title(number, hit)}", ""]
     if table:
@@ -102,8 +102,8 @@ def _cut_section(number: int, hit: SearchHit, room: int, table: bool) -> str | N
 
 
 def left_out(count: int, budget: int) -> str:
-    chunks = "chunk" if count == 1 else "chunks"
-    return f"\n_{count} more {chunks} left out to stay within the {budget:,}-character budget._\n"
+    passages = "passage" if count == 1 else "passages"
+    return f"\n_{count} more {passages} left out to stay within the {budget:,}-character budget._\n"
 
 
 def render(reply: SearchReply, budget: int) -> str:

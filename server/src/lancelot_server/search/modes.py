@@ -57,13 +57,15 @@ class Modes:
         self.embedder = embedder
 
     def run(self, handle: Any, table_layout: Layout, query: Query, mode: str, wanted: Wanted) -> Outcome:
-        """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why.
+        """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why; `auto`
+        goes straight to text search, without a note, on a table that has no vectors.
 
         The query leaves the machine (to the embedding endpoint) only on the vector and hybrid paths, and
         only once nothing known in advance (no vectors, no key, another model) rules them out.
         """
         note: str | None = None
-        if mode != "text":
+        # `auto` on a table without vectors is keyless text search, as meant: nothing fell back, so no note.
+        if mode != "text" and (mode != "auto" or table_layout.vector is not None):
             try:
                 self.check_vectors(table_layout)
                 if mode != "vector":

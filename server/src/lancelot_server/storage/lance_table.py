@@ -32,7 +32,8 @@ import lance
 import pyarrow as pa
 from lance.file import LanceFileSession
 
-TABLE_SUFFIX = ".lance"
+from lancelot_schema.folders import TABLE_SUFFIX
+
 # What lancedb calls the index types Lance names otherwise.
 _INDEX_TYPES = {"Inverted": "FTS"}
 # lancedb's default number of rows of a query without a limit.

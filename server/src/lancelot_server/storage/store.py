@@ -36,6 +36,7 @@ from lancelot_server.errors import (
     TableNotFound,
     shown,
 )
+from lancelot_server.storage import database_folder
 
 # Zero on a folder: every query checks for a newer table version first, so a table that lancelot-index
 # rebuilt is served at the very next call. The check is a small metadata read; LanceDB commits a version
@@ -237,24 +238,24 @@ class Store:
 
     def _located(self) -> Location:
         if self.location is None:
-            raise DatabaseNotFound(
-                self._refused
-                or "No database is configured. Set LANCEDB_PATH to the folder that lancelot-index wrote "
-                "(or run lancelot-init)."
-            )
-        if self.location.local:
-            self._check_folder(self.location.path)
+            raise DatabaseNotFound(self._refused or database_folder.NOT_SET)
+        if self.location.local and not self.location.path.is_dir():  # one look on every call
+            raise DatabaseNotFound(database_folder.absent(self.db_path or "", self.location.path) or "")
         return self.location
 
-    def _check_folder(self, path: Path) -> None:
-        if path.is_dir():  # one look on every call; the two below only to say what is wrong
-            return
-        if not path.exists():
-            raise DatabaseNotFound(
-                f"The database folder {self.db_path} does not exist. Check LANCEDB_PATH, or build it with "
-                f"`lancelot-index DOCS {self.db_path}`."
-            )
-        raise DatabaseNotFound(f"LANCEDB_PATH {self.db_path} is a file, not a database folder.")
+    def problem(self, table: str | None = None) -> str | None:
+        """What is wrong with LANCEDB_PATH (and its table `table`, if given) that a stat or two can tell; nothing on
+        object storage, where it would take a request. The server says it once as it starts, lancedb_status too."""
+        if self.location is None:
+            return self._refused or database_folder.NOT_SET
+        if not self.location.local:
+            return None
+        raw, path = self.db_path or "", self.location.path
+        return (
+            database_folder.absent(raw, path)
+            or database_folder.fragile(raw, path)
+            or (database_folder.lacks_table(path, table) if table is not None else None)
+        )
 
     def failure(self, error: BaseException) -> StorageError | None:
         """The object store's refusal or absence behind `error`, as one line naming the URI; else None."""

@@ -2,12 +2,15 @@
 
 A server serves its default table (LANCEDB_TABLE) and the LANCELOT_TABLES besides it ("*": every table of
 the database), default first; a caller sees those the auth layer lets it (`callers.may_see`). A table
-outside that set is answered exactly as a table that does not exist, and a message that lists tables lists
-only the ones the caller sees: an error never tells a caller that a table it may not see is there.
+outside the caller's scope is answered exactly as a table that does not exist, and a message that lists
+tables lists only the ones the caller may see: an error never tells a caller that a table it may not see
+is there. Within the scope, a message names the tables the database holds, served or not (names only),
+and the one nearest a mistyped name.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -19,6 +22,7 @@ from lancelot_server.storage.store import Store
 # Most tables one search may name: each is searched in turn (and embedded once), so the cost grows with each.
 MAX_TABLES = 8
 EVERY = "*"
+SERVE_IT = "Set LANCEDB_TABLE to it, or add it to LANCELOT_TABLES."
 
 H = TypeVar("H")
 
@@ -67,9 +71,16 @@ class Tables:
         return [name for name in self.served(there) if callers.may_see(name)]
 
     def present(self) -> list[str]:
-        """The tables the caller sees that the database holds: what a message or the status may list."""
+        """The served tables the caller sees that the database holds: what resources list."""
         there = self.store.table_names()
         return [name for name in self.visible(there) if name in there]
+
+    def held(self) -> list[str]:
+        """Every table of the database the caller may see, served or not: the served ones first, in served
+        order, then the others sorted. What a message or the status may name."""
+        there = self.store.table_names()
+        served = [name for name in self.visible(there) if name in there]
+        return served + [name for name in there if name not in served and callers.may_see(name)]
 
     def sees(self, name: str) -> bool:
         served = self._every or name == self.settings.table or name in (self.settings.tables or ())
@@ -102,12 +113,27 @@ class Tables:
             raise TableNotFound(self.missing(name)) from None
 
     def missing(self, name: str) -> str:
-        present = self.present()
-        listing = ", ".join(repr(table) for table in present) if present else "none"
-        return (
-            f"Table {shown(name)} is not in the database {self.store.db_path} (tables: {listing}). "
-            "Set LANCEDB_TABLE or pass `table`, or build it with lancelot-index."
-        )
+        """Why table `name` cannot be opened, with the tables the caller may use instead."""
+        held, served = self.held(), self.present()
+        database = self.store.db_path
+        if name in held:  # in the caller's scope and in the database: only the server's choice leaves it out
+            return (
+                f"Table {shown(name)} is in the database {database} but not served (served: {_names(served)}). "
+                f"{SERVE_IT}"
+            )
+        holds = f"which holds {_names(held)}" if held else "which holds no table"
+        if len(served) < len(held):
+            holds += f" (served: {_names(served)})"
+        said = f"Table {shown(name)} is not in the database {database}, {holds}."
+        nearest = difflib.get_close_matches(name, held, n=1)
+        if not nearest:
+            return f"{said} Set LANCEDB_TABLE or pass `table`, or build it with lancelot-index."
+        advice = "Pass it as `table`, or set LANCEDB_TABLE to it." if nearest[0] in served else SERVE_IT
+        return f"{said} Did you mean {nearest[0]!r}? {advice}"
+
+
+def _names(tables: list[str]) -> str:
+    return ", ".join(repr(table) for table in tables) if tables else "none"
 
 
 def merged(rankings: Sequence[list[H]], limit: int) -> list[H]:
