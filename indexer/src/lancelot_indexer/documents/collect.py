@@ -124,7 +124,7 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
     except (RecursionError, MemoryError) as exc:
         # A pathological file (markup nested thousands deep) costs that file, never the run.
         return f"could not be parsed ({type(exc).__name__})"
-    pieces = chunk(document.blocks, chunk_size)
+    pieces = chunk(document.blocks, chunk_size, document.title if document.title_heads_trail else "")
     if not pieces:
         return "no text"
     title, relative = document.title, found.relative
