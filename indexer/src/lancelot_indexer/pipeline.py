@@ -47,7 +47,7 @@ from lancelot_indexer.documents.collect import (
 )
 from lancelot_indexer.documents.walk import Duplicate, Excluded, Found, Skipped
 from lancelot_indexer.errors import EmptyDocsError
-from lancelot_indexer.readers.formats import FORMATS
+from lancelot_indexer.readers.formats import ENDINGS
 from lancelot_indexer.writing import database, replace, sources
 from lancelot_indexer.writing.replace import Extension
 from lancelot_schema import languages, layout
@@ -315,7 +315,7 @@ def _unmatched(options: Options, found: Walked) -> list[str]:
 def _empty(docs: Path, excluded: list[Excluded]) -> EmptyDocsError:
     left_out = f"; {count(len(excluded), 'path')} left out by --exclude" if excluded else ""
     return EmptyDocsError(
-        f"No documents found in {docs} ({', '.join(FORMATS)}{left_out}); the table was left as it was. "
+        f"No documents found in {docs} ({', '.join(ENDINGS)}{left_out}); the table was left as it was. "
         "Pass --allow-empty to empty the table."
     )
 

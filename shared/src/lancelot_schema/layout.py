@@ -67,7 +67,7 @@ INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END, PAG
 # A document's format by its file's suffix (lower-cased), as `file_type` holds it and `types` filters by it.
 FILE_TYPES: dict[str, str] = {
     ".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html", ".rst": "rst", ".pdf": "pdf",
-    ".docx": "docx",
+    ".docx": "docx", ".rst.txt": "rst",
 }  # fmt: skip
 TAG_SEPARATOR = "\x1f"
 # Longest tag kept, in characters once normalised (a longer one is cut, on both sides alike).

@@ -144,7 +144,7 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
         )
         for number, piece in enumerate(pieces)
     ]
-    described = (*document.metadata.columns(), layout.FILE_TYPES.get(found.path.suffix.lower(), "txt"))
+    described = (*document.metadata.columns(), layout.FILE_TYPES.get(formats.suffix_of(found.path.name), "txt"))
     # The hash of the bytes that were parsed: a file that changes after this is seen as changed next time.
     return encoding, hashlib.sha256(data).hexdigest(), rows, described
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from lancelot_indexer.readers.formats import SUFFIXES as EXTENSIONS
+from lancelot_indexer.readers.formats import ENDINGS
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,9 @@ def excluded_by(relative: str, name: str, is_dir: bool, patterns: Sequence[str])
         if fnmatchcase(relative, glob) or fnmatchcase(name, glob):
             return pattern
     return None
+
+
+EXTENSIONS = frozenset(ENDINGS)
 
 
 def is_document(name: str) -> bool:

@@ -8,11 +8,15 @@ file's bytes for a binary one (PDF, Word). A reader is imported when the first f
 in the worker process that reads it, never by the CLI: Markdown's parser takes a tenth of a second to
 import, PDFium and lxml more. A format whose library is an optional extra that is not installed costs
 its files only: each is skipped with the command that installs the extra, and the run goes on.
+
+A format is known by its file name's last suffix, or its last two (`.rst.txt`: Sphinx's copies of its reST
+sources).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,14 +49,26 @@ FORMATS: dict[str, Format] = {
     ".html": Format("lancelot_indexer.readers.html"),
     ".htm": Format("lancelot_indexer.readers.html"),
     ".rst": Format("lancelot_indexer.readers.rst"),
+    ".rst.txt": Format("lancelot_indexer.readers.rst"),
     ".pdf": Format("lancelot_indexer.readers.pdf", binary=True, extra="pdf", library="pypdfium2", kind="a PDF"),
     ".docx": Format("lancelot_indexer.readers.word", binary=True, extra="docx", library="docx", kind="a Word document"),
 }
 SUFFIXES = frozenset(FORMATS)
+# The last suffix of every format's (a `.rst.txt` is a `.txt`): the names the walk takes for documents.
+ENDINGS = tuple(dict.fromkeys("." + suffix.rsplit(".", 1)[1] for suffix in FORMATS))
+
+
+def suffix_of(name: str, known: Collection[str] = SUFFIXES) -> str:
+    """The suffix of file `name` that names its format among `known`: its last two (`.rst.txt`) when they do,
+    else its last one, lower-cased."""
+    lowered = name.lower()
+    last = Path(lowered).suffix
+    two = Path(lowered.removesuffix(last)).suffix + last if last else ""
+    return two if len(two) > len(last) and two in known else last
 
 
 def format_of(path: Path) -> Format:
-    return FORMATS.get(path.suffix.lower(), PLAIN)
+    return FORMATS.get(suffix_of(path.name), PLAIN)
 
 
 def missing_library(found: Format) -> str:
