@@ -42,13 +42,15 @@ class Document:
     """A document as its reader found it: its title, its blocks, and what it says of itself (`metadata.py`).
 
     `title_heads_trail`: the title tops every passage's heading trail (a Word document's Title paragraph, which
-    is then in no passage's text).
+    is then in no passage's text). `generated`: the generator and the kind of page (documents/generated.py's
+    names), when the reader knows it as one a documentation generator made (a Sphinx table of contents).
     """
 
     title: str
     blocks: list[Block] = field(default_factory=list)
     metadata: Metadata = field(default_factory=Metadata)
     title_heads_trail: bool = False
+    generated: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
