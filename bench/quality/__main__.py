@@ -9,7 +9,9 @@ Two sides: the baseline (a worktree of `--baseline` with its own venv, `baseline
 code (the working tree and .venv, or a worktree of `--current`). Each side indexes each corpus with its
 own `lancelot-index` and answers every query with its own server code (`evaluate.py`, run by that side's
 python). Text search needs no model; vector and hybrid bring up the real model (`model.py`) and index
-with `--embed`.
+with `--embed`. `--variant FLAGS` adds a side: the current code indexing with FLAGS in place of the set's
+--exclude patterns (`--variant=--keep-generated`: the generated pages of documentation builds kept), so that
+two ways of indexing are compared with the same code, in the same run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -66,7 +69,7 @@ def index(side: baseline.Side, spec: dict[str, Any], db: Path, url: str | None, 
             print(f"  reusing {db} (built at {known['commit']})")
             return float(known["seconds"])
     shutil.rmtree(db, ignore_errors=True)
-    excludes = [arg for glob in spec["exclude"] for arg in ("--exclude", glob)]
+    excludes = [arg for glob in spec["exclude"] for arg in ("--exclude", glob)] if side.flags is None else side.flags
     options = ["--quiet", *excludes, *flags(side, spec, url)]
     seconds, _ = common.index(spec["docs"], db, *options, env=_env(url), indexer=side.bin / "lancelot-index")
     known = {"embed": bool(url), "language": language, "seconds": seconds, "commit": side.commit}
@@ -125,6 +128,14 @@ def main() -> None:
     parser.add_argument(
         "--current", help="git revision to measure as current (a clean worktree), instead of the working tree"
     )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="FLAGS",
+        help="also index with the current code and these lancelot-index flags in place of the set's --exclude "
+        "patterns (repeatable; '' for none)",
+    )
     parser.add_argument("--size", type=int, default=sets.SIZE, help="queries sampled from the Python index")
     parser.add_argument("--seed", type=int, default=sets.SEED, help="seed of that sample")
     parser.add_argument("--work", default=str(common.WORK / "quality"))
@@ -151,11 +162,12 @@ def main() -> None:
         chosen = sets.load(args.sets.split(","), work, args.size, args.seed)
         sides = [] if args.baseline == "none" else [baseline.prepare(args.baseline, work)]
         sides.append(baseline.prepare(args.current, work, "current") if args.current else baseline.current())
+        sides += [baseline.variant(sides[-1], flags) for flags in args.variant]
         scores, seconds = {}, {}
         for side in sides:
             dbs: dict[str, Path] = {}  # the Python sets share one corpus: index it once per side
             for name, spec in chosen.items():
-                db = work / "db" / side.name.replace(" ", "-") / spec["package"]
+                db = work / "db" / re.sub(r"[^\w.=+-]+", "-", side.name) / spec["package"]
                 if spec["package"] not in dbs:
                     db.parent.mkdir(parents=True, exist_ok=True)
                     seconds[(side.name, spec["package"])] = took = index(side, spec, db, url, args.reuse_index)

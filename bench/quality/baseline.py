@@ -19,12 +19,14 @@ from bench.common import BIN, ROOT
 
 @dataclass(frozen=True)
 class Side:
-    """One side of the comparison: a name for the table, its source tree and its venv's bin folder."""
+    """One side of the comparison: a name for the table, its source tree and its venv's bin folder; `flags`: the
+    lancelot-index flags it indexes with in place of a set's --exclude patterns (None: those patterns)."""
 
     name: str
     commit: str
     tree: Path
     bin: Path
+    flags: tuple[str, ...] | None = None
 
 
 def _git(*args: str, cwd: Path = ROOT) -> str:
@@ -49,7 +51,13 @@ def recheck(side: Side) -> Side:
     now = current()
     if now.commit == side.commit:
         return side
-    return Side(side.name, f"{side.commit}, {now.commit} at the end", side.tree, side.bin)
+    return Side(side.name, f"{side.commit}, {now.commit} at the end", side.tree, side.bin, side.flags)
+
+
+def variant(side: Side, flags: str) -> Side:
+    """`side`'s code indexing with `flags` (split as a shell would not: on spaces) in place of a set's --exclude
+    patterns, named after them."""
+    return Side(f"{side.name} [{flags or 'no flags'}]", side.commit, side.tree, side.bin, tuple(flags.split()))
 
 
 def newest_databases(work: Path) -> Path:

@@ -28,7 +28,9 @@ HERE = Path(__file__).resolve().parent
 PYTHON = {
     "package": "python3.11-doc",
     "docs": str(common.PYTHON_MANUAL),
-    # As README recommends for a Sphinx build: each page once (not its _sources copy), no index pages.
+    # What README advised for a Sphinx build before builds were recognised (issue 27): each page once (not its
+    # _sources copy), no general index. Kept, so that every side, old code or new, reads the same pages;
+    # `--variant` indexes without them.
     "exclude": ["_sources", "genindex*.html", "_static"],
 }
 NAMES = ("postgresql", "python", "python-api", *debref.SETS)

@@ -15,11 +15,15 @@ import lance
 import lancedb
 import pyarrow as pa
 import pytest
+from tests.support import builds
+from tests.support.documents import Line, make_pdf
 
+from lancelot_indexer.cli import summary
 from lancelot_indexer.documents import collect
 from lancelot_indexer.embedding.vectors import VectorExtension
 from lancelot_indexer.errors import EmbeddingError
 from lancelot_indexer.pipeline import Options, build
+from lancelot_indexer.readers import formats, html
 from lancelot_indexer.writing import sources
 from lancelot_schema import layout
 
@@ -152,6 +156,7 @@ def test_a_table_changed_by_someone_else_is_read_to_learn_what_it_holds(tmp_path
         (Options(language="none"), "language english -> none"),
         (Options(link="https://docs.example.com/{path}"), "link template none -> https://docs.example.com/{path}"),
         (Options(exclude=("page00.md",)), 'exclude [] -> ["page00.md"]'),
+        (Options(keep_generated=True), "keep generated none -> true"),
     ],
 )
 def test_a_setting_that_changes_what_a_row_holds_reads_every_file_again(tmp_path, options, reason):
@@ -330,3 +335,78 @@ def test_a_run_stopped_between_its_commit_and_its_indexes_is_finished_by_the_nex
     assert all(table.index_stats(name).num_unindexed_rows == 0 for name in ("text_idx", "title_idx", "path_idx"))
     assert snapshot(db) == full_build(docs, tmp_path)
     assert sources.cached(db / "documents.lance") is not None
+
+
+def as_before_issue_27(db: Path) -> None:
+    """Make the table what the indexer wrote before readers had revisions and builds were recognised: no stamp of
+    either, and every passage's text as another reader would have made it ("old: " before it)."""
+    table = lance.dataset(str(db / "documents.lance")).to_table()
+    gone = {layout.META_READERS.encode(), layout.META_KEEP_GENERATED.encode()}
+    stamp = {key: value for key, value in (table.schema.metadata or {}).items() if key not in gone}
+    old = pa.compute.binary_join_element_wise("old: ", table[layout.TEXT], "")
+    table = table.set_column(table.schema.get_field_index(layout.TEXT), layout.TEXT, old)
+    lance.write_dataset(table.replace_schema_metadata(stamp), str(db / "documents.lance"), mode="overwrite")
+
+
+def texts_by_path(db: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for row in snapshot(db):
+        found.setdefault(row[layout.PATH], []).append(row[layout.TEXT])
+    return found
+
+
+def test_a_table_from_before_builds_were_recognised_loses_their_pages_and_reads_the_changed_formats_again(tmp_path):
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    pages = builds.sphinx(docs / "html")
+    (docs / "notes.md").write_text("# Notes\n\nSprockets wear.\n", encoding="utf-8")
+    running = [
+        [Line("Gear Manual", 9, 760), Line(f"Body of page {n}.", 11, 700), Line(str(n), 9, 40)] for n in range(4)
+    ]
+    (docs / "manual.pdf").write_bytes(make_pdf(running))
+    build(docs, db, Options(keep_generated=True))  # every page of the build, as the indexer read them before
+    as_before_issue_27(db)
+    report = build(docs, db)
+    generated = sorted(f"html/{path}" for path, authored in pages.items() if not authored)
+    assert [page.relative for page in report.generated] == generated and report.removed == len(generated)
+    # The formats whose reader changed are read again (.rst.txt: plain text before); Markdown's rows are kept.
+    assert report.reread == {".html": 4, ".pdf": 1, ".rst.txt": 1} and report.kept == 1
+    texts = texts_by_path(db)
+    assert texts["notes.md"] == ["old: Notes\n\nSprockets wear."]
+    assert texts["manual.pdf"] == [f"Body of page {n}." for n in range(4)]  # no running head, no page number
+    assert sorted(texts) == sorted(["notes.md", "manual.pdf", *(f"html/{p}" for p, kept in pages.items() if kept)])
+    fresh = {row["id"]: row for row in full_build(docs, tmp_path)}
+    assert all(row == fresh[row["id"]] for row in snapshot(db) if row[layout.PATH] != "notes.md")
+    assert "Read again as their reader changed: 6 documents (4 .html, 1 .pdf, 1 .rst.txt)." in summary(report)
+    again = build(docs, db)
+    assert (again.read, again.reread, len(again.generated)) == (0, {}, len(generated))
+
+
+def test_a_table_of_contents_left_out_is_read_again_only_once_it_changes(tmp_path, monkeypatch):
+    docs, db = tmp_path / "docs", tmp_path / "db"
+    builds.sphinx(docs)
+    options = Options(workers=1, file_timeout=None)  # read in this process, where the reader is counted
+    build(docs, db, options)
+    read, extract = [], html.extract
+    monkeypatch.setattr(html, "extract", lambda text, name: read.append(name) or extract(text, name))
+    report = build(docs, db, options)
+    assert read == [] and "contents.html" in [page.relative for page in report.generated]
+    with (docs / "contents.html").open("a", encoding="utf-8") as page:
+        page.write("<!-- rebuilt -->\n")
+    report = build(docs, db, options)
+    assert read == ["contents.html"] and "contents.html" in [page.relative for page in report.generated]
+    assert build(docs, db, options).read == 0 and read == ["contents.html"]
+
+
+def test_a_reader_whose_revision_changed_reads_its_own_files_again_and_no_other(tmp_path, monkeypatch):
+    docs, db = pages(tmp_path / "docs", 3), tmp_path / "db"
+    (docs / "notes.txt").write_text("Plain notes.\n", encoding="utf-8")
+    build(docs, db)
+    newer = formats.Format("lancelot_indexer.markdown", revision=formats.MARKDOWN.revision + 1)
+    monkeypatch.setitem(formats.FORMATS, ".md", newer)
+    report = build(docs, db)
+    assert (report.full, report.reread, report.read, report.kept) == (None, {".md": 3}, 3, 1)
+    assert "Read again as their reader changed: 3 documents (3 .md)." in summary(report)
+    assert build(docs, db).reread == {}
+    (db / "documents.lance" / sources.CACHE).unlink()  # the table's own stamp says the same
+    again = build(docs, db)
+    assert (again.reread, again.read, again.kept) == ({}, 0, 4)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections import Counter
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ import click
 
 from lancelot_indexer import __version__, log
 from lancelot_indexer.documents.collect import DEFAULT_FILE_TIMEOUT
+from lancelot_indexer.documents.generated import Generated
 from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count, log_leftovers
 from lancelot_indexer.printable import printable
@@ -45,6 +47,15 @@ def _full_text(report: Report) -> str:
     return "" if report.language == languages.DEFAULT else f" (full-text index: {report.language})"
 
 
+def generated_summary(pages: list[Generated]) -> str:
+    """One line: how many generated pages were left out, which generators made them, and of what kinds."""
+    generators = [name for name, _ in Counter(page.generator for page in pages).most_common()]
+    made = ", ".join(generators[:-1]) + " and " + generators[-1] if len(generators) > 1 else generators[0]
+    kinds = Counter(page.kind for page in pages)
+    listed = ", ".join(kind.count(number) for kind, number in kinds.most_common())
+    return f"Left out {count(len(pages), 'page')} that {made} generated: {listed} (--keep-generated indexes them)."
+
+
 def summary(report: Report) -> str:
     """One paragraph for the person at the terminal: counts, every skipped file with its reason, time.
 
@@ -61,6 +72,12 @@ def summary(report: Report) -> str:
             f"Since the last build: {count(report.read, 'document')} read (new or changed), {report.kept} unchanged, "
             f"{report.removed} removed."
         )
+    if report.reread:
+        by_format = ", ".join(f"{number} {suffix}" for suffix, number in report.reread.items())
+        documents = count(sum(report.reread.values()), "document")
+        lines.append(f"Read again as their reader changed: {documents} ({by_format}).")
+    if report.generated:
+        lines.append(generated_summary(report.generated))
     if report.windows_1252:
         lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(map(printable, report.windows_1252))}")
     if report.excluded:
@@ -180,7 +197,13 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     multiple=True,
     metavar="GLOB",
     help="Leave out files and folders whose path under DOCS, or name, matches GLOB (repeatable), "
-    "e.g. --exclude _sources --exclude 'genindex*.html'.",
+    "e.g. --exclude drafts --exclude '*.min.html'.",
+)
+@click.option(
+    "--keep-generated",
+    is_flag=True,
+    help="Index the pages that documentation generators make too (Sphinx, MkDocs, Doxygen, Javadoc: indexes, "
+    "search and 404 pages, tables of contents, copies of sources), which are left out by default.",
 )
 @click.option(
     "--link",
@@ -244,6 +267,7 @@ def main(
     chunk_size: int,
     old_chunk_size: int | None,
     exclude: tuple[str, ...],
+    keep_generated: bool,
     link: str | None,
     language: str,
     file_timeout: float,
@@ -294,6 +318,7 @@ def main(
             fts=not no_fts,
             allow_empty=allow_empty,
             exclude=tuple(exclude),
+            keep_generated=keep_generated,
             link=link,
             language=language,
             file_timeout=file_timeout,

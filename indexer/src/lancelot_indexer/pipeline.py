@@ -5,8 +5,10 @@
 A rebuild hashes every file and reads (parses, chunks, embeds) only those whose hash differs from the
 one their rows were made from (`sources.py`, `changes.py`); the rows of the changed documents replace
 theirs in one merge. Any change to what a row holds (chunk size, language, link template, exclusions,
-embedding model, layout or indexer version) reads every file again. Rows go to the writer in batches as
-they are read (`stream.py`), so memory does not grow with the folder.
+generated pages kept, embedding model, layout or indexer version) reads every file again; a reader that
+changed reads its own format's files again (`sources.known`). The generated pages of documentation builds
+are left out (`documents/generated.py`): not in the folder's documents, their rows of an older table go. Rows go to
+the writer in batches as they are read (`stream.py`), so memory does not grow with the folder.
 
 Under the lock, a run plans, then applies: `_plan` learns what the table was built from and decides which
 files are read, which documents keep their rows and whose rows go (a `Plan`: every file hashed, none
@@ -29,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -46,7 +49,9 @@ from lancelot_indexer.documents.collect import (
     require_folder,
     walked,
 )
+from lancelot_indexer.documents.generated import Generated
 from lancelot_indexer.documents.walk import Duplicate, Excluded, Found, Skipped
+from lancelot_indexer.readers import formats
 from lancelot_indexer.wording import count
 from lancelot_indexer.writing import database, replace, sources
 from lancelot_indexer.writing.replace import Extension
@@ -71,6 +76,7 @@ class Options:
     link: str | None = None  # a link template (lancelot_schema.links), stamped for the server to fill in
     language: str = languages.DEFAULT  # how the full-text indexes split words (lancelot_schema.languages)
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT  # seconds a file may take to read; None: no limit
+    keep_generated: bool = False  # index the generated pages of documentation builds too (documents/generated.py)
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,8 @@ class Report:
     removed: int = 0  # documents of the previous table that are gone (removed, renamed, unusable now)
     full: str | None = None  # why every document was read, when there was a table: a setting that changed
     kept_rows: int = 0  # rows of the kept documents (their vectors too were reused)
+    generated: list[Generated] = field(default_factory=list)  # pages of documentation builds left out
+    reread: dict[str, int] = field(default_factory=dict)  # documents read again as their reader changed, by suffix
 
 
 def metadata(
@@ -106,6 +114,7 @@ def metadata(
     language: str = languages.DEFAULT,
     exclude: tuple[str, ...] = (),
     source: Path | None = None,
+    keep_generated: bool = False,
 ) -> dict[str, str]:
     stamp = {
         layout.META_LAYOUT_VERSION: layout.LAYOUT_VERSION,
@@ -114,7 +123,10 @@ def metadata(
         layout.META_INDEXED_AT: datetime.now(UTC).isoformat(timespec="seconds"),
         layout.META_LANGUAGE: language,
         layout.META_EXCLUDE: json.dumps(list(exclude)),
+        layout.META_READERS: formats.stamp(),
     }
+    if keep_generated:
+        stamp[layout.META_KEEP_GENERATED] = "true"
     if link is not None:
         stamp[layout.META_LINK_TEMPLATE] = link
     if source is not None:
@@ -123,7 +135,9 @@ def metadata(
 
 
 def _stamp(options: Options, docs: Path) -> dict[str, str]:
-    return metadata(options.chunk_size, options.link, options.language, options.exclude, docs)
+    return metadata(
+        options.chunk_size, options.link, options.language, options.exclude, docs, keep_generated=options.keep_generated
+    )
 
 
 @dataclass(frozen=True)
@@ -148,13 +162,14 @@ class Plan:
 
     `previous`: what the table was built from (None: no table), `cached` the same when the copy beside the
     table gave it (no Lance needed), `copy` where that copy lives; `full`: why every document is read (None:
-    only the changed ones, `changed.to_read`)."""
+    only the changed ones, `changed.to_read`); `reread`: the paths read again as their reader changed."""
 
     copy: sources.Folder | sources.Prefix | None
     cached: sources.Sources | None
     previous: sources.Sources | None
     full: str | None
     changed: Changes
+    reread: frozenset[str] = frozenset()
 
     @property
     def replaced(self) -> frozenset[str] | None:
@@ -184,10 +199,14 @@ def build(
     memory.limit_arenas()
     stamp = _stamp(options, docs)
     wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
-    found = walked(docs, options.exclude)
+    found = walked(docs, options.exclude, leave_generated=not options.keep_generated)
     run = _Run(docs, db, location, options, stamp, wanted, found, extension, on_progress)
     with Reader(
-        options.chunk_size, len(found.found), workers=options.workers, file_timeout=options.file_timeout
+        options.chunk_size,
+        len(found.found),
+        workers=options.workers,
+        file_timeout=options.file_timeout,
+        keep_generated=options.keep_generated,
     ) as reader:
         if not location.local:
             reader.start()  # forked before the lock imports Lance
@@ -226,8 +245,9 @@ def _plan(run: _Run, reader: Reader) -> Plan:
         reader.start()  # forked before Lance is imported to read the table
     previous = cached or replace.from_table(location, options.table, options.fts)
     full = "no table" if previous is None else sources.full_rebuild_reason(previous.settings, run.wanted)
-    changed = changes(run.found.found, previous.files if previous is not None and full is None else {})
-    return Plan(copy, cached, previous, full, changed)
+    known = sources.known(previous if full is None else None)
+    changed = changes(run.found.found, known.files, known.left_out)
+    return Plan(copy, cached, previous, full, changed, known.reread)
 
 
 def _apply(
@@ -241,29 +261,32 @@ def _apply(
     if first is None and not plan.changed.kept and not options.allow_empty:
         skipped = [*found.skipped, *reader.tally.skipped]
         table = options.table if plan.previous is not None else None
-        raise empty.error(run.docs, found, skipped, _unmatched(options, found), table)
+        generated = len(found.generated) + len(reader.tally.generated)
+        raise empty.error(run.docs, found, skipped, _unmatched(options, found), table, generated)
     unchanged = first is None and plan.full is None and not plan.replaced
     target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
     source = run.stamp[layout.META_SOURCE]
-    cached = plan.cached
+    cached, left_out = plan.cached, _left_out(plan, reader.tally)
     if unchanged and cached is not None and cached.fts == options.fts:
         # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed
         # in a folder), but perhaps for the folder it is stamped as read from.
         if (table_dir := _table_dir(run)) is not None:
             database.remove_temp_files(table_dir)
-        version = cached.version
+        record = dataclasses.replace(cached, left_out=left_out)
         if cached.source != source:
             changing()
-            version = replace.restamp(location, target, source)
-            if plan.copy is not None:
-                sources.save(plan.copy, dataclasses.replace(cached, version=version, source=source))
-        return replace.Result("merge", version, cached.rows, options.fts, cached.width)
+            record = dataclasses.replace(record, version=replace.restamp(location, target, source), source=source)
+        if plan.copy is not None and record != cached:
+            sources.save(plan.copy, record)
+        return replace.Result("merge", record.version, cached.rows, options.fts, cached.width)
     import_writer()
     result = replace.write_rows(location, target, first, batches, run.extension, run.stamp, plan.replaced, changing)
     previous = plan.previous
     kept = {path: previous.files[path] for path in plan.changed.kept} if previous is not None else {}
     files = {**kept, **reader.tally.hashes}
-    done = sources.Sources(run.wanted, files, options.fts, result.rows, result.version, result.width, source)
+    done = sources.Sources(
+        run.wanted, files, options.fts, result.rows, result.version, result.width, source, formats.stamp(), left_out
+    )
     if plan.copy is not None:
         sources.save(plan.copy, done)
     return result
@@ -274,9 +297,15 @@ def _table_dir(run: _Run) -> Path | None:
     return run.location.path / f"{run.options.table}.lance" if run.location.local else None
 
 
+def _left_out(plan: Plan, tally: Tally) -> dict[str, Generated]:
+    """The generated pages that were read and left out (tables of contents), by path: unread as before, or read now."""
+    return {page.relative: page for page in [*plan.changed.left_out, *tally.generated]}
+
+
 def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds: float) -> Report:
     options, found, changed = run.options, run.found, plan.changed
     skipped = [*found.skipped, *tally.skipped]
+    reread = [item for item in changed.to_read if item.relative in plan.reread]
     unmatched = _unmatched(options, found)
     return Report(
         docs=str(run.docs),
@@ -299,6 +328,8 @@ def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds
         removed=len(changed.replaced - tally.hashes.keys()) if plan.replaced is not None else 0,
         full=plan.full if plan.previous is not None else None,
         kept_rows=result.rows - tally.rows,
+        generated=sorted([*found.generated, *_left_out(plan, tally).values()], key=lambda page: page.relative),
+        reread=dict(sorted(Counter(formats.suffix_of(item.relative) for item in reread).items())),
     )
 
 

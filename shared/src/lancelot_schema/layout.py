@@ -67,7 +67,7 @@ INTEGER_COLUMNS: tuple[str, ...] = (PASSAGE, PASSAGES, LINE_START, LINE_END, PAG
 # A document's format by its file's suffix (lower-cased), as `file_type` holds it and `types` filters by it.
 FILE_TYPES: dict[str, str] = {
     ".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html", ".rst": "rst", ".pdf": "pdf",
-    ".docx": "docx",
+    ".docx": "docx", ".rst.txt": "rst",
 }  # fmt: skip
 TAG_SEPARATOR = "\x1f"
 # Longest tag kept, in characters once normalised (a longer one is cut, on both sides alike).
@@ -116,6 +116,13 @@ META_LANGUAGE = "lancelot.language"  # languages.NAMES: how the full-text indexe
 META_EMBEDDED = "lancelot.embedded"  # what a vector embeds: EMBEDDED_TEXT, or EMBEDDED_CONTEXT
 META_EXCLUDE = "lancelot.exclude"  # the --exclude patterns the rows were read with, as a JSON list
 META_SOURCE = "lancelot.source"  # the DOCS folder the rows were read from, absolute (not a row setting)
+# Which reader, at which revision, read each suffix's files, as a JSON object ({".pdf": "pdf 2", ...}): a rebuild
+# reads again the files whose reader changed since. Absent on tables stamped before readers had revisions. The
+# indexer's bookkeeping, like BOOKKEEPING's columns: not among METADATA_KEYS, which the server reports.
+META_READERS = "lancelot.readers"
+# "true" when the generated pages of documentation builds (indexes, search pages...) were indexed too
+# (`lancelot-index --keep-generated`); absent when they were left out.
+META_KEEP_GENERATED = "lancelot.keep_generated"
 
 METADATA_KEYS: tuple[str, ...] = (
     META_LAYOUT_VERSION,
@@ -130,6 +137,7 @@ METADATA_KEYS: tuple[str, ...] = (
     META_EMBEDDED,
     META_EXCLUDE,
     META_SOURCE,
+    META_KEEP_GENERATED,
 )
 
 # What `--embed` embeds per passage (`META_EMBEDDED`): the passage text alone (layouts 1 and 2), or its

@@ -72,6 +72,33 @@ def test_every_format_is_read_and_only_pdf_passages_have_pages(tmp_path):
         assert all(row[layout.PAGE] is None for row in rows[path]), path
 
 
+def test_a_word_title_paragraph_titles_the_rows_and_tops_their_heading_trail(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    document = docx.Document()
+    document.add_heading("Replication Handbook", level=0)  # the Title style
+    document.add_heading("Streaming", level=1)
+    document.add_paragraph("Standbys replay the WAL.")
+    (docs / "handbook.docx").write_bytes(docx_bytes(document))
+    rows = rows_by_path(collect(docs, 1200, workers=1, file_timeout=None).columns)["handbook.docx"]
+    assert [(row[layout.TITLE], row[layout.HEADING], row[layout.TEXT]) for row in rows] == [
+        ("Replication Handbook", "Replication Handbook > Streaming", "Streaming\n\nStandbys replay the WAL.")
+    ]
+
+
+def test_sphinx_source_copies_are_read_as_rest(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "_sources").mkdir(parents=True)
+    (docs / "_sources" / "install.rst.txt").write_text(
+        "Installing\n==========\n\nUse pip.\n\nFrom source\n-----------\n\nRun ``make install``.\n", encoding="utf-8"
+    )
+    rows = rows_by_path(collect(docs, 1200, workers=1, file_timeout=None).columns)["_sources/install.rst.txt"]
+    assert [(row[layout.TITLE], row[layout.HEADING], row[layout.TEXT], row[layout.FILE_TYPE]) for row in rows] == [
+        ("Installing", "Installing", "Installing\n\nUse pip.", "rst"),
+        ("Installing", "Installing > From source", "From source\n\nRun make install.", "rst"),
+    ]
+
+
 def test_encrypted_damaged_and_scanned_files_are_skipped_each_with_its_reason(tmp_path):
     docs = mixed(tmp_path / "docs")
     (docs / "locked.pdf").write_bytes(make_pdf(PAGES, password="secret"))

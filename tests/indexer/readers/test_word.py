@@ -61,13 +61,48 @@ def test_the_title_is_the_core_properties_title_else_the_first_heading_else_the_
     assert extract(docx_bytes(document), "memo.docx").title == "memo.docx"
 
 
-def test_the_title_style_is_a_heading_and_can_title_the_document():
+def report(core_title: str | None = None) -> bytes:
     document = docx.Document()
-    document.add_heading("Annual Report", level=0)  # level 0: the Title style
+    if core_title is not None:
+        document.core_properties.title = core_title
+    document.add_heading("Annual  Report\n2024", level=0)  # level 0: the Title style
     document.add_paragraph("Revenue grew.")
-    found = extract(docx_bytes(document), "report.docx")
-    assert found.title == "Annual Report"
-    assert [(block.level, block.text) for block in found.blocks] == [(1, "Annual Report"), (0, "Revenue grew.")]
+    document.add_heading("Costs", level=1)
+    document.add_paragraph("Costs fell.")
+    document.add_heading("Travel", level=2)
+    document.add_paragraph("Fewer flights.")
+    document.add_heading("Appendix", level=0)  # a second Title paragraph: a heading like Heading 1
+    document.add_paragraph("Tables.")
+    return docx_bytes(document)
+
+
+def test_the_title_paragraph_titles_the_document_and_tops_every_heading_trail_in_no_passage():
+    found = extract(report(), "report.docx")
+    assert found.title == "Annual Report 2024" and found.title_heads_trail
+    assert [(block.level, block.text) for block in found.blocks][:2] == [(0, "Revenue grew."), (1, "Costs")]
+    pieces = chunk(found.blocks, 1000, found.title)
+    assert [(piece.heading, piece.text) for piece in pieces] == [
+        ("Annual Report 2024", "Revenue grew."),
+        ("Annual Report 2024 > Costs", "Costs\n\nCosts fell."),
+        ("Annual Report 2024 > Costs > Travel", "Travel\n\nFewer flights."),
+        ("Annual Report 2024 > Appendix", "Appendix\n\nTables."),
+    ]
+
+
+def test_the_title_paragraph_wins_over_the_core_properties_title():
+    # Word copies a template's core properties along with it: what the reader sees on the page is the title.
+    assert extract(report(core_title="Template v3"), "report.docx").title == "Annual Report 2024"
+
+
+def test_a_title_styled_paragraph_in_a_table_cell_titles_nothing():
+    document = docx.Document()
+    table = document.add_table(rows=1, cols=1)
+    table.rows[0].cells[0].paragraphs[0].style = document.styles["Title"]
+    table.rows[0].cells[0].paragraphs[0].text = "Cell in Title style"
+    document.add_paragraph("Body.")
+    found = extract(docx_bytes(document), "memo.docx")
+    assert (found.title, found.title_heads_trail) == ("memo.docx", False)
+    assert [block.text for block in found.blocks] == ["Cell in Title style", "Body."]
 
 
 def test_text_inside_a_content_control_is_read():

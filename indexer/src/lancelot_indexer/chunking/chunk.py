@@ -39,11 +39,18 @@ class Block(NamedTuple):
 
 @dataclass(frozen=True)
 class Document:
-    """A document as its reader found it: its title, its blocks, and what it says of itself (`metadata.py`)."""
+    """A document as its reader found it: its title, its blocks, and what it says of itself (`metadata.py`).
+
+    `title_heads_trail`: the title tops every passage's heading trail (a Word document's Title paragraph, which
+    is then in no passage's text). `generated`: the generator and the kind of page (documents/generated.py's
+    names), when the reader knows it as one a documentation generator made (a Sphinx table of contents).
+    """
 
     title: str
     blocks: list[Block] = field(default_factory=list)
     metadata: Metadata = field(default_factory=Metadata)
+    title_heads_trail: bool = False
+    generated: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,12 +121,13 @@ def _located(block: Block, size: int) -> Iterator[tuple[str, tuple[int, int] | N
 
 
 class _Packer:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, top: str) -> None:
         self.size = size
         self.parts: list[str] = []
         self.length = 0
+        self.top = [top] if top else []
         self.trail: list[tuple[int, str]] = []
-        self.heading = ""
+        self.heading = top
         self.line_start: int | None = None
         self.line_end: int | None = None
         self.anchor: str | None = None
@@ -131,7 +139,7 @@ class _Packer:
             text = "\n\n".join(self.parts)
             self.chunks.append(Chunk(text, self.heading, self.line_start, self.line_end, self.anchor, self.page))
         self.parts, self.length = [], 0
-        self.heading = HEADING_SEPARATOR.join(text for _, text in self.trail)
+        self.heading = HEADING_SEPARATOR.join([*self.top, *(text for _, text in self.trail)])
 
     def add(self, piece: str, lines: tuple[int, int] | None, anchor: str | None, page: int | None) -> None:
         extra = len(piece) + (2 if self.parts else 0)
@@ -152,9 +160,10 @@ class _Packer:
         self.flush()
 
 
-def chunk(blocks: list[Block], size: int) -> list[Chunk]:
-    """Pack `blocks` into chunks of at most about `size` characters; no chunk is empty."""
-    packer = _Packer(size)
+def chunk(blocks: list[Block], size: int, top: str = "") -> list[Chunk]:
+    """Pack `blocks` into chunks of at most about `size` characters; no chunk is empty. `top`, when given, tops
+    every chunk's heading trail."""
+    packer = _Packer(size, " ".join(top.split()))
     for block in blocks:
         if block.level:
             packer.enter(block)

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from lancelot_indexer.chunking.chunk import Document, chunk
+from lancelot_indexer.documents.generated import KINDS, Generated
 from lancelot_indexer.documents.walk import Duplicate, Excluded, Found, Skipped, walk
 from lancelot_indexer.documents.workers import Lost, Workers
 from lancelot_indexer.errors import DocsError
@@ -51,13 +52,13 @@ _READERS = [
 
 # A document's rows in layout.INDEXER_COLUMNS order but the columns that are the same on all of them (its path,
 # its file's hash, its metadata: `_PER_DOCUMENT`), with its encoding, the hash of its file and its metadata's
-# columns (`Described`); or why it was skipped.
+# columns (`Described`); or why it was skipped; or that it is a generated page, left out.
 Row = tuple[str, str, str, str, str, int, int, int | None, int | None, str | None, int | None]
 Rows = list[Row]
 Described = tuple[str | None, str | None, str | None, str]  # layout.META, TAGS, DATE, FILE_TYPE
 _PER_DOCUMENT = (layout.PATH, layout.FILE_HASH, layout.META, layout.TAGS, layout.DATE, layout.FILE_TYPE)
 _ROW_COLUMNS = tuple(name for name in layout.INDEXER_COLUMNS if name not in _PER_DOCUMENT)
-Outcome = tuple[str, str, Rows, Described] | str
+Outcome = tuple[str, str, Rows, Described] | str | Generated
 Columns = dict[str, list[Any]]  # layout.INDEXER_COLUMNS, one entry per chunk
 
 
@@ -69,6 +70,7 @@ class Collected:
     windows_1252: list[str]
     excluded: list[Excluded]
     duplicates: list[Duplicate]
+    generated: list[Generated]
 
 
 @dataclass
@@ -80,6 +82,7 @@ class Tally:
     skipped: list[Skipped] = field(default_factory=list)
     windows_1252: list[str] = field(default_factory=list)
     hashes: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the file its rows came from
+    generated: list[Generated] = field(default_factory=list)  # pages left out once read (tables of contents)
 
 
 # What a binary document records where a text one records its encoding (only Windows-1252 is reported).
@@ -115,8 +118,9 @@ def read_bytes(path: Path) -> bytes:
         raise Unreadable(f"unreadable: {exc.strerror or exc}") from exc
 
 
-def read_document(found: Found, chunk_size: int) -> Outcome:
-    """One file's encoding, content hash, rows and metadata columns, or why it cannot be used (runs in a worker too)."""
+def read_document(found: Found, chunk_size: int, keep_generated: bool = False) -> Outcome:
+    """One file's encoding, content hash, rows and metadata columns, or why it cannot be used, or that it is a
+    page a documentation generator made (unless `keep_generated`); runs in a worker too."""
     try:
         data = read_bytes(found.path)
         encoding, document = parse(found, data)
@@ -125,7 +129,10 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
     except (RecursionError, MemoryError) as exc:
         # A pathological file (markup nested thousands deep) costs that file, never the run.
         return f"could not be parsed ({type(exc).__name__})"
-    pieces = chunk(document.blocks, chunk_size)
+    if document.generated is not None and not keep_generated:
+        generator, kind = document.generated
+        return Generated(found.relative, generator, KINDS[kind], hashlib.sha256(data).hexdigest())
+    pieces = chunk(document.blocks, chunk_size, document.title if document.title_heads_trail else "")
     if not pieces:
         return "no text"
     title, relative = document.title, found.relative
@@ -145,7 +152,7 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
         )
         for number, piece in enumerate(pieces)
     ]
-    described = (*document.metadata.columns(), layout.FILE_TYPES.get(found.path.suffix.lower(), "txt"))
+    described = (*document.metadata.columns(), layout.FILE_TYPES.get(formats.suffix_of(found.path.name), "txt"))
     # The hash of the bytes that were parsed: a file that changes after this is seen as changed next time.
     return encoding, hashlib.sha256(data).hexdigest(), rows, described
 
@@ -173,7 +180,8 @@ class Reader:
 
     `files`: how many files there are in all (it decides the number of workers).
     `file_timeout`: seconds a file may take to read before its worker is stopped and the file skipped
-    (None: no limit, and with one worker the documents are read in this process).
+    (None: no limit, and with one worker the documents are read in this process). `keep_generated`: read the
+    pages a reader knows as generated (a table of contents) as documents.
     """
 
     def __init__(
@@ -184,9 +192,10 @@ class Reader:
         workers: int | None = None,
         file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
         batch_rows: int | None = None,
+        keep_generated: bool = False,
     ) -> None:
         self.tally = Tally()
-        self._read = partial(read_document, chunk_size=chunk_size)
+        self._read = partial(read_document, chunk_size=chunk_size, keep_generated=keep_generated)
         self._count = _workers(files, workers)
         self._limit = file_timeout
         self._batch_rows = batch_rows or BATCH_ROWS
@@ -226,6 +235,8 @@ class Reader:
         for done, (item, outcome) in enumerate(zip(found, self._outcomes(found), strict=True), start=1):
             if isinstance(outcome, str):
                 tally.skipped.append(Skipped(item.relative, outcome))
+            elif isinstance(outcome, Generated):
+                tally.generated.append(outcome)
             else:
                 encoding, digest, rows, described = outcome
                 tally.documents += 1
@@ -262,18 +273,20 @@ class Walked:
     skipped: list[Skipped]
     excluded: list[Excluded]
     duplicates: list[Duplicate]
+    generated: list[Generated]
     ignored: Counter[str] = field(default_factory=Counter)  # files of other formats, by suffix
 
 
-def walked(docs: Path, exclude: Sequence[str] = ()) -> Walked:
+def walked(docs: Path, exclude: Sequence[str] = (), *, leave_generated: bool = True) -> Walked:
     require_folder(docs)
     ignored: Counter[str] = Counter()
-    items = list(walk(docs, exclude, ignored))
+    items = list(walk(docs, exclude, ignored, leave_generated=leave_generated))
     return Walked(
         [item for item in items if isinstance(item, Found)],
         [item for item in items if isinstance(item, Skipped)],
         [item for item in items if isinstance(item, Excluded)],
         [item for item in items if isinstance(item, Duplicate)],
+        [item for item in items if isinstance(item, Generated)],
         ignored,
     )
 
@@ -286,18 +299,22 @@ def collect(
     workers: int | None = None,
     exclude: Sequence[str] = (),
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
+    keep_generated: bool = False,
 ) -> Collected:
     """Walk `docs` and turn every usable document into rows, all at once; unusable files are listed, never fatal.
 
-    `workers`, `file_timeout`: as for `Reader`. `exclude`: patterns of paths (relative to `docs`) or names to
-    leave out, see `walk.excluded_by`.
+    `workers`, `file_timeout`, `keep_generated`: as for `Reader`. `exclude`: patterns of paths (relative to
+    `docs`) or names to leave out, see `walk.excluded_by`.
     """
-    found = walked(docs, exclude)
+    found = walked(docs, exclude, leave_generated=not keep_generated)
     columns = empty_columns()
-    with Reader(chunk_size, len(found.found), workers=workers, file_timeout=file_timeout) as reader:
+    with Reader(
+        chunk_size, len(found.found), workers=workers, file_timeout=file_timeout, keep_generated=keep_generated
+    ) as reader:
         for batch in reader.batches(found.found, on_progress):
             for name, values in batch.items():
                 columns[name].extend(values)
     tally = reader.tally
     skipped = [*found.skipped, *tally.skipped]
-    return Collected(columns, tally.documents, skipped, tally.windows_1252, found.excluded, found.duplicates)
+    generated = sorted([*found.generated, *tally.generated], key=lambda page: page.relative)
+    return Collected(columns, tally.documents, skipped, tally.windows_1252, found.excluded, found.duplicates, generated)

@@ -19,10 +19,12 @@ SHOWN_SUFFIXES = 6
 SHOWN_SKIPPED = 3
 
 
-def error(docs: Path, found: Walked, skipped: list[Skipped], unmatched: list[str], table: str | None) -> EmptyDocsError:
+def error(
+    docs: Path, found: Walked, skipped: list[Skipped], unmatched: list[str], table: str | None, generated: int = 0
+) -> EmptyDocsError:
     """The error of a run over `docs` that found nothing to index; `table` names the table it leaves as it
-    was, None when there is none (nothing was written)."""
-    said = [f"No documents found in {docs}{_holds(found, skipped)}."]
+    was, None when there is none (nothing was written); `generated` counts the generated pages left out."""
+    said = [f"No documents found in {docs}{_holds(found, skipped, generated)}."]
     if skipped:
         shown = "; ".join(f"{item.relative}: {item.reason}" for item in skipped[:SHOWN_SKIPPED])
         more = len(skipped) - SHOWN_SKIPPED
@@ -36,7 +38,7 @@ def error(docs: Path, found: Walked, skipped: list[Skipped], unmatched: list[str
     return EmptyDocsError(" ".join(said))
 
 
-def _holds(found: Walked, skipped: list[Skipped]) -> str:
+def _holds(found: Walked, skipped: list[Skipped], generated: int) -> str:
     """What DOCS holds instead of documents, after a colon; "" when all it holds is documents not read."""
     ranked = sorted(found.ignored.items(), key=lambda pair: (-pair[1], pair[0]))
     named = [
@@ -47,6 +49,8 @@ def _holds(found: Walked, skipped: list[Skipped]) -> str:
         named = [*named[:SHOWN_SUFFIXES], f"{others} other"]
     if found.excluded:
         named.append(f"{count(len(found.excluded), 'path')} left out by --exclude")
+    if generated:
+        named.append(f"{count(generated, 'generated page')} left out (--keep-generated indexes them)")
     if named:
         return f": it holds {', '.join(named)}"
     return "" if skipped else ": it holds no file (names that start with a dot are left out)"

@@ -1,6 +1,9 @@
 """Find the documents under DOCS: sorted, no dot names, symlinks only when they stay inside DOCS.
 
-walk(root, exclude=("_sources", "*.min.html")) -> Found | Skipped | Excluded | Duplicate, in path order
+walk(root, exclude=("*.min.html",)) -> Found | Skipped | Excluded | Duplicate | Generated, in path order
+
+The pages a documentation generator made (indexes, search pages, copies of sources) are Generated, not
+Found, below the root of each build recognised on the way (`generated.py`), unless `leave_generated` is off.
 
 Files and folders are known by (device, inode), not by path: a file reached by several paths (links,
 hard links) is found once, under its first path in this order, and a folder already walked is not
@@ -17,7 +20,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from lancelot_indexer.readers.formats import SUFFIXES as EXTENSIONS
+from lancelot_indexer.documents.generated import Build, Generated, kind_of, recognise
+from lancelot_indexer.readers.formats import ENDINGS
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,9 @@ def excluded_by(relative: str, name: str, is_dir: bool, patterns: Sequence[str])
     return None
 
 
+EXTENSIONS = frozenset(ENDINGS)
+
+
 def is_document(name: str) -> bool:
     return Path(name).suffix.lower() in EXTENSIONS
 
@@ -77,18 +84,22 @@ class Duplicate:
     first: str
 
 
-Item = Found | Skipped | Excluded | Duplicate
+Item = Found | Skipped | Excluded | Duplicate | Generated
 # A file's or folder's identity whatever the path to it: (st_dev, st_ino).
 _Key = tuple[int, int]
 
 
-def walk(root: Path, exclude: Sequence[str] = (), ignored: Counter[str] | None = None) -> Iterator[Item]:
+def walk(
+    root: Path, exclude: Sequence[str] = (), ignored: Counter[str] | None = None, *, leave_generated: bool = True
+) -> Iterator[Item]:
     """Every document under `root` in a stable order, every link that was refused, what `exclude` left out,
-    and every file or folder left out because it was found before under another path. `ignored` counts the
-    other files, by suffix (lower case; "" for none), for a run that finds no document to say what it saw."""
+    every file or folder left out because it was found before under another path, and every generated page
+    of a documentation build (with `leave_generated`). `ignored` counts the other files, by suffix (lower
+    case; "" for none), for a run that finds no document to say what it saw."""
     top = _key(root.stat())
     seen = _Seen(folders={top: "."}, files={}, ignored=Counter() if ignored is None else ignored)
-    yield from _walk_dir(root, "", root.resolve(), frozenset({top}), tuple(exclude), seen)
+    builds = () if leave_generated else None  # None: no build is recognised
+    yield from _walk_dir(root, "", root.resolve(), frozenset({top}), tuple(exclude), seen, builds)
 
 
 @dataclass(frozen=True)
@@ -101,13 +112,21 @@ class _Seen:
 
 
 def _walk_dir(
-    folder: Path, prefix: str, real_root: Path, ancestors: frozenset[_Key], exclude: tuple[str, ...], seen: _Seen
+    folder: Path,
+    prefix: str,
+    real_root: Path,
+    ancestors: frozenset[_Key],
+    exclude: tuple[str, ...],
+    seen: _Seen,
+    builds: tuple[Build, ...] | None,
 ) -> Iterator[Item]:
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError as exc:
         yield Skipped(prefix.rstrip("/") or ".", f"unreadable folder: {exc.strerror}")
         return
+    if builds is not None:
+        builds = (*builds, *recognise(folder, prefix, {entry.name for entry in entries}))
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -145,11 +164,13 @@ def _walk_dir(
                 if key is not None:
                     seen.folders[key] = relative
                     inside = ancestors | {key}
-                yield from _walk_dir(path, relative + "/", real_root, inside, exclude, seen)
+                yield from _walk_dir(path, relative + "/", real_root, inside, exclude, seen, builds)
         elif is_document(entry.name):
             # A pipe or device named like a document would block or never end when read.
             if not entry.is_file():
                 yield Skipped(relative, "not a regular file")
+            elif builds and (made := kind_of(builds, relative)):
+                yield Generated(relative, made[0].generator.name, made[1])
             elif (key := _entry_key(entry)) in seen.files:
                 yield Duplicate(relative, seen.files[key])
             else:

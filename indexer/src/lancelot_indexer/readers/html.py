@@ -38,6 +38,14 @@ PARAGRAPH_ELEMENTS = [
 ]
 # fmt: on
 ANCHORS = "[id], a[name]"
+# Sphinx's tables of contents (a `toctree` directive), and where a Sphinx theme puts the page's own content. A
+# page whose text, headings aside, is nearly all tables of contents (Python's `contents.html`, a chapter's
+# page listing its sections) is a generated page: it holds every title of the pages it lists.
+TOCTREE = "div.toctree-wrapper"
+MAIN = "[role=main]"
+CONTENTS_SHARE = 0.9
+# What such a page is: its generator, and the kind of page (documents/generated.py names it so).
+CONTENTS_PAGE = ("Sphinx", "table of contents")
 # The `<meta>` names (and Open Graph, Dublin Core and schema.org properties) kept as the page's metadata, by the
 # field each gives (`metadata.py`): the first one found gives a field, except keywords, which all add up.
 META_FIELDS: dict[str, str] = {
@@ -141,6 +149,7 @@ def extract(html: str, file_name: str) -> Document:
     body = tree.body or tree.root
     if body is None:
         return Document(title, [], metadata)
+    generated = CONTENTS_PAGE if _contents_only(tree, body) else None
     # Before the `pre` elements become text: an id inside one is then a marker in the middle of its text.
     for node in body.css(ANCHORS):
         tag = node.tag_id
@@ -158,7 +167,22 @@ def extract(html: str, file_name: str) -> Document:
             if before:
                 insert_before(node, before)
             insert_after(node, after)
-    return Document(title, _blocks(body.text(deep=True)), metadata)
+    return Document(title, _blocks(body.text(deep=True)), metadata, generated=generated)
+
+
+def _letters(node: LexborNode) -> int:
+    return len("".join(node.text(deep=True).split()))
+
+
+def _contents_only(tree: LexborHTMLParser, body: LexborNode) -> bool:
+    """Whether the page's own text, headings aside, is (nearly) all Sphinx tables of contents."""
+    main = tree.css_first(MAIN) or body
+    tables = main.css(TOCTREE)
+    if not tables:
+        return False
+    listed = sum(_letters(node) for node in tables)
+    own = _letters(main) - sum(_letters(node) for node in main.css(HEADINGS))
+    return listed >= CONTENTS_SHARE * own
 
 
 def _meta(tree: LexborHTMLParser) -> dict[str, Any]:

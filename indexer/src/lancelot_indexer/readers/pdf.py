@@ -5,6 +5,9 @@ character) makes the paragraphs: a new one starts where the gap to the line befo
 size changes, or the line is indented further. Hyphenated line ends come back joined (PDFium marks the
 hyphen with U+FFFE, removed here). Headings come from the outline (bookmarks), placed where each entry
 points on its page; a PDF without one gets its headings from lines set larger than the body text.
+Running heads and feet go: a line of the one or two at the top or bottom of its page, set apart from the
+rest by a wide gap, whose words (digits aside: page numbers) come back at the same height on other pages,
+where most pages have such a line.
 
 The title: the document information's Title, else the first line of page 1 set larger than the body,
 else the file name; the information's Author, Subject, Keywords and dates are the PDF's metadata. A
@@ -37,6 +40,14 @@ PARAGRAPH_GAP = 1.4
 # Characters a heading's line has on average, at most: a size used for longer lines is body text.
 HEADING_LINE = 60
 MAX_HEADING = 160  # characters: a longer "large" line is body text set large (a cover's blurb)
+# Running lines: the lines looked at at each end of a page, set apart from the rest by this many usual gaps
+# between lines, and the share of pages (of at least RUNNING_PAGES) that must carry repeated lines at a height
+# for those lines to go.
+EDGE_LINES = 2
+EDGE_GAP = 1.5
+RUNNING_SHARE = 0.5
+RUNNING_PAGES = 3
+_DIGITS = re.compile(r"\d+")
 _SOFT_HYPHEN = "\ufffe"  # PDFium's mark for a hyphen that split a word at a line's end
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _NOT_WORDS = re.compile(r"[\W_]+")
@@ -73,6 +84,7 @@ def extract(data: bytes, file_name: str) -> Document:
         what = "no pages" if not pages else "no text layer (scanned pages or images only: run OCR on it first)"
         raise Unreadable(what)
     body = _body_size(pages)
+    pages = _without_running(pages, body)
     title = _info_title(info) or _first_large_line(pages[0], body) or file_name
     if outline:
         blocks = _with_outline(pages, outline, body)
@@ -173,6 +185,51 @@ def _body_size(pages: list[list[_Line]]) -> float:
         for line in lines:
             sizes[line.size] += len(line.text)
     return sizes.most_common(1)[0][0]
+
+
+def _edges(lines: list[_Line], body: float) -> list[_Line]:
+    """The lines at the top and the bottom of a page that are set apart from the rest (where running heads and
+    feet are): at each end, the first one, or two, followed by a gap of EDGE_GAP usual gaps."""
+    by_height = sorted((line for line in lines if line.y), key=lambda line: line.y)  # y 0: PDFium gave no positions
+    wide = EDGE_GAP * _usual_gap(lines, body)
+    edges: list[_Line] = []
+    for end in (by_height, by_height[::-1]):
+        for count in range(1, min(EDGE_LINES, len(end) - 1) + 1):
+            if abs(end[count].y - end[count - 1].y) > wide:
+                edges.extend(end[:count])
+                break
+    return edges
+
+
+def _key(line: _Line) -> tuple[int, str]:
+    return round(line.y), _DIGITS.sub("0", line.text)
+
+
+def _running(edges: list[list[_Line]], pages: int) -> set[tuple[int, str]]:
+    """(height, words with digits masked) of the edge lines that run across pages: at a height where at least
+    RUNNING_SHARE of the pages have an edge line whose words another page has there too."""
+    where: dict[tuple[int, str], set[int]] = {}
+    for number, lines in enumerate(edges):
+        for line in lines:
+            where.setdefault(_key(line), set()).add(number)
+    repeated = {key: on for key, on in where.items() if len(on) > 1}
+    pages_at: dict[int, set[int]] = {}
+    for (height, _), on in repeated.items():
+        pages_at.setdefault(height, set()).update(on)
+    enough = max(RUNNING_PAGES, RUNNING_SHARE * pages)
+    return {key for key in repeated if len(pages_at[key[0]]) >= enough}
+
+
+def _without_running(pages: list[list[_Line]], body: float) -> list[list[_Line]]:
+    """The pages without their running heads, feet and page numbers."""
+    if len(pages) < RUNNING_PAGES:
+        return pages
+    edges = [_edges(lines, body) for lines in pages]
+    running = _running(edges, len(pages))
+    if not running:
+        return pages
+    dropped = [{id(line) for line in lines if _key(line) in running} for lines in edges]
+    return [[line for line in lines if id(line) not in gone] for lines, gone in zip(pages, dropped, strict=True)]
 
 
 def _first_large_line(lines: list[_Line], body: float) -> str | None:

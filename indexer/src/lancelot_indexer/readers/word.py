@@ -1,13 +1,16 @@
 """Word (.docx) to blocks with python-docx: paragraphs, headings, lists and tables, in document order.
 
 Named `word` so that it does not shadow the `docx` package. Headings are the paragraphs in Word's
-built-in styles Title and Heading 1–9 (their names are English in the file whatever the language Word
-shows them in), and they make the heading trail. A run of list paragraphs is one block, an item a
+built-in styles Heading 1–9 (their names are English in the file whatever the language Word shows them
+in), and they make the heading trail. The first paragraph in the Title style titles the document and tops
+every passage's heading trail, in no passage's text (a passage of its own, it matched every search for a
+word of the title); a later one is a heading like Heading 1. A run of list paragraphs is one block, an item a
 line ("- item", indented by level); a table is one block, a row a line with its cells separated by
 " | " (a merged cell once). Content controls are read through; headers, footers and comments are not
 the document's text and are left out.
 
-The title: the core properties' title, else the first heading, else the file name. The core properties'
+The title: the Title paragraph (what the reader sees), else the core properties' title (often a template's,
+left as it was), else the first heading, else the file name. The core properties'
 author, subject, comments, keywords, category and dates are its metadata.
 """
 
@@ -45,10 +48,12 @@ def extract(data: bytes, file_name: str) -> Document:
         document = docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, etree.XMLSyntaxError) as exc:
         raise Unreadable(f"damaged or not a Word document ({type(exc).__name__}: {exc})") from exc
-    blocks = _Reader(document).blocks(document.element.body, document)
+    reader = _Reader(document)
+    blocks = reader.blocks(document.element.body, document)
     core = " ".join((document.core_properties.title or "").split())
-    title = core or next((block.text for block in blocks if block.level), None) or file_name
-    return Document(title, blocks, Metadata.of(_properties(document.core_properties)))
+    title = reader.title or core or next((block.text for block in blocks if block.level), None) or file_name
+    metadata = Metadata.of(_properties(document.core_properties))
+    return Document(title, blocks, metadata, title_heads_trail=reader.title is not None)
 
 
 # The core properties kept as the document's metadata, by the field each gives (`metadata.py`).
@@ -112,6 +117,8 @@ def _list_depth(paragraph: Paragraph, style: str) -> int | None:
 class _Reader:
     def __init__(self, document: Any) -> None:
         self.names, self.default = _style_names(document)
+        self.body = document.element.body
+        self.title: str | None = None  # the first Title paragraph's text, once met
 
     def style(self, paragraph: Paragraph) -> str:
         style_id = paragraph._p.style
@@ -148,6 +155,9 @@ class _Reader:
                 continue
             style = self.style(item)
             level = _level(style)
+            if self.title is None and parent is self.body and style.casefold() == "title":
+                self.title = " ".join(text.split())
+                continue
             depth = None if level else _list_depth(item, style)
             if depth is not None:
                 items.append("  " * depth + "- " + " ".join(text.split()))

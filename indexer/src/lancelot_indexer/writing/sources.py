@@ -22,10 +22,12 @@ import contextlib
 import json
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lancelot_indexer.documents.generated import KINDS, Generated
+from lancelot_indexer.readers import formats
 from lancelot_indexer.writing import database
 from lancelot_schema import layout
 from lancelot_schema.storage import Location
@@ -35,8 +37,8 @@ CACHE = "lancelot-sources.json"
 _MAX_COPY = 1 << 30
 
 # The stamp that decides what a row holds: when any of these differ, every file is read again. The indexer's
-# version is one of them (its readers may have changed); the language too, as a rebuild in another language
-# is expected to make everything again.
+# version is one of them; the language too, as a rebuild in another language is expected to make everything
+# again. The readers' revisions are not (`layout.META_READERS`): a changed reader reads its own files again.
 ROW_SETTINGS = (
     layout.META_LAYOUT_VERSION,
     layout.META_INDEXER_VERSION,
@@ -44,6 +46,7 @@ ROW_SETTINGS = (
     layout.META_LANGUAGE,
     layout.META_LINK_TEMPLATE,
     layout.META_EXCLUDE,
+    layout.META_KEEP_GENERATED,
     layout.META_EMBEDDING_MODEL,
     layout.META_EMBEDDED,
     layout.META_EMBEDDING_HOST,
@@ -66,6 +69,9 @@ class Sources:
     version: int = 0
     width: int = 0
     source: str = ""  # the DOCS folder stamped (layout.META_SOURCE): a run from another path stamps its own
+    readers: str = ""  # each suffix's reader and revision (layout.META_READERS); "": stamped before they had one
+    # Pages read and left out as generated (tables of contents), by path: the saved copy alone knows them.
+    left_out: dict[str, Generated] = field(default_factory=dict)
 
 
 def settings_of(stamp: Mapping[str, str]) -> dict[str, str]:
@@ -105,8 +111,31 @@ def from_table(dataset: Any, fts: bool) -> Sources:
             files[path] = "" if path in files or digest is None else digest
     stamp = layout.decode_metadata(dataset.schema.metadata)
     width, source = stamp.get("vector_width", ""), stamp.get(layout.META_SOURCE.removeprefix("lancelot."), "")
+    readers = (dataset.schema.metadata or {}).get(layout.META_READERS.encode(), b"").decode("utf-8", "replace")
     rows, version = dataset.count_rows(), dataset.version
-    return Sources(settings, files, fts, rows, version, int(width) if width.isdigit() else 0, source)
+    return Sources(settings, files, fts, rows, version, int(width) if width.isdigit() else 0, source, readers)
+
+
+@dataclass(frozen=True)
+class Known:
+    """What rows may be kept by: the hash of each file with rows (`files`), the generated pages read and left out
+    (`left_out`), and the paths of either whose reader changed since (`reread`), whose hash is forgotten so that
+    they are read again."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, Generated] = field(default_factory=dict)
+    reread: frozenset[str] = frozenset()
+
+
+def known(previous: Sources | None) -> Known:
+    """What rows of the `previous` table may be kept by (nothing without one, or when a setting changed: None)."""
+    if previous is None:
+        return Known()
+    changed = formats.changed_since(previous.readers)
+    reread = frozenset(path for path in [*previous.files, *previous.left_out] if changed(path))
+    files = {path: "" if path in reread else digest for path, digest in previous.files.items()}
+    left_out = {path: page for path, page in previous.left_out.items() if path not in reread}
+    return Known(files, left_out, reread)
 
 
 def _version(name: str) -> int | None:
@@ -215,7 +244,13 @@ def cached(copy: Folder | Prefix | Path) -> Sources | None:
             return None
         version = _version(latest[0]) or 0
         files, rows, width = dict(saved["files"]), int(saved["rows"]), int(saved["width"])
-        return Sources(dict(saved["settings"]), files, bool(saved["fts"]), rows, version, width, str(saved["source"]))
+        settings, source, readers = dict(saved["settings"]), str(saved["source"]), str(saved.get("readers", ""))
+        left_out = {
+            path: Generated(path, generator, KINDS[kind], digest)
+            for path, (digest, generator, kind) in saved.get("left_out", {}).items()
+            if kind in KINDS
+        }
+        return Sources(settings, files, bool(saved["fts"]), rows, version, width, source, readers, left_out)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -235,6 +270,8 @@ def save(copy: Folder | Prefix | Path, sources: Sources) -> None:
         "rows": sources.rows,
         "width": sources.width,
         "source": sources.source,
+        "readers": sources.readers,
+        "left_out": {path: [page.digest, page.generator, page.kind.one] for path, page in sources.left_out.items()},
         "settings": sources.settings,
         "files": sources.files,
     }
