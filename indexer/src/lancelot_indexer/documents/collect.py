@@ -8,7 +8,8 @@
 Documents are independent: they are read by worker processes (`workers.py`; one per core when there
 are many and more than one core), each file within a time limit; results come back in walk order, so
 the table does not depend on timing. Batches keep memory flat however large the folder: a batch is
-written while the next is read.
+written while the next is read. Whatever a reader raises on a file costs that file only: it is skipped
+with the reason (a bug or a hostile file, not the user's mistake, and never the whole run's end).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ ProgressCallback = Callable[[str, int, int], None]
 POOL_MIN_FILES = 64
 # Seconds a file may take to read: beyond it, its worker is stopped and the file skipped.
 DEFAULT_FILE_TIMEOUT = 60.0
+# Characters of an unexpected error's message kept in a skipped file's reason.
+_MESSAGE = 100
 # Rows handed on at a time: about 10 MB of text, few enough that memory stays flat, many enough that
 # Lance writes large pages and an embedding batch fills its requests.
 BATCH_ROWS = 8192
@@ -117,13 +120,14 @@ def read_bytes(path: Path) -> bytes:
 def read_document(found: Found, chunk_size: int) -> Outcome:
     """One file's encoding, content hash, rows and metadata columns, or why it cannot be used (runs in a worker too)."""
     try:
-        data = read_bytes(found.path)
-        encoding, document = parse(found, data)
-    except Unreadable as exc:
-        return str(exc)
-    except (RecursionError, MemoryError) as exc:
-        # A pathological file (markup nested thousands deep) costs that file, never the run.
-        return f"could not be parsed ({type(exc).__name__})"
+        return _read(found, chunk_size)
+    except Exception as exc:  # any reader, any file: it costs that file only
+        return _failed(exc)
+
+
+def _read(found: Found, chunk_size: int) -> Outcome:
+    data = read_bytes(found.path)
+    encoding, document = parse(found, data)
     pieces = chunk(document.blocks, chunk_size)
     if not pieces:
         return "no text"
@@ -147,6 +151,18 @@ def read_document(found: Found, chunk_size: int) -> Outcome:
     described = (*document.metadata.columns(), layout.FILE_TYPES.get(found.path.suffix.lower(), "txt"))
     # The hash of the bytes that were parsed: a file that changes after this is seen as changed next time.
     return encoding, hashlib.sha256(data).hexdigest(), rows, described
+
+
+def _failed(exc: Exception) -> str:
+    """Why a file whose reading raised `exc` is skipped."""
+    if isinstance(exc, Unreadable):
+        return str(exc)
+    if isinstance(exc, (RecursionError, MemoryError)):  # markup nested thousands deep
+        return f"could not be parsed ({type(exc).__name__})"
+    what = type(exc).__name__
+    if message := " ".join(str(exc).split()):
+        what += ": " + (message if len(message) <= _MESSAGE else message[: _MESSAGE - 1] + "…")
+    return f"could not be read ({what})"
 
 
 def _workers(files: int, requested: int | None) -> int:
