@@ -4,6 +4,7 @@
     make_pdf(..., password="secret")     # RC4 40-bit standard security: opening needs the password
     make_pdf(..., images=True)           # pages that are one image each and no text (a scan)
     spinning_pdf(millions=40)            # a page whose content stream inflates to 40 M operators
+    zeros_pdf(megabytes=2048)            # a page whose content stream inflates to 2 GB of zeros (2 MB stored)
     self_kid_pdf()                       # 238 bytes: a page tree that lists itself as its own kid
     docx_with_body(b"<w:p>...</w:p>" * 1_000_000)   # a .docx of exactly that body
 
@@ -210,6 +211,23 @@ def spinning_pdf(millions: int = 40) -> bytes:
     data = b"".join(packer.compress(block) for _ in range(millions))
     data += packer.compress(b"BT /F1 12 Tf 72 700 Td (the end) Tj ET") + packer.flush()
     return make_pdf([[]], contents=[data])
+
+
+def _deflated_zeros(megabytes: int) -> bytes:
+    """`megabytes` MB of zero bytes, zlib-compressed, in about a kilobyte a megabyte, without compressing them all:
+    once the window holds zeros, each further megabyte compresses to the same bytes."""
+    packer = zlib.compressobj(9)
+    zeros = bytes(1 << 20)
+    first = packer.compress(zeros) + packer.flush(zlib.Z_SYNC_FLUSH)
+    again = packer.compress(zeros) + packer.flush(zlib.Z_SYNC_FLUSH)
+    end = packer.flush()[:-4]  # the final block, without the checksum of two megabytes
+    adler = (megabytes << 20) % 65521 << 16 | 1  # Adler-32 of zeros: the sum stays 1, each byte adds it to the other
+    return first + again * (megabytes - 1) + end + adler.to_bytes(4, "big")
+
+
+def zeros_pdf(megabytes: int = 2048) -> bytes:
+    """One page whose FlateDecode content stream inflates to `megabytes` MB of zeros (white space to PDFium)."""
+    return make_pdf([[]], contents=[_deflated_zeros(megabytes)])
 
 
 def self_kid_pdf() -> bytes:

@@ -37,6 +37,7 @@ from pathlib import Path
 from lancelot_indexer import __version__, log, memory
 from lancelot_indexer.documents.changes import Changes, changes
 from lancelot_indexer.documents.collect import (
+    DEFAULT_FILE_MEMORY,
     DEFAULT_FILE_TIMEOUT,
     ProgressCallback,
     Reader,
@@ -71,6 +72,7 @@ class Options:
     link: str | None = None  # a link template (lancelot_schema.links), stamped for the server to fill in
     language: str = languages.DEFAULT  # how the full-text indexes split words (lancelot_schema.languages)
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT  # seconds a file may take to read; None: no limit
+    file_memory: int | None = DEFAULT_FILE_MEMORY  # megabytes a reader process may grow by; None: no limit
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,11 @@ def build(
     found = walked(docs, options.exclude)
     run = _Run(docs, db, location, options, stamp, wanted, found, extension, on_progress)
     with Reader(
-        options.chunk_size, len(found.found), workers=options.workers, file_timeout=options.file_timeout
+        options.chunk_size,
+        len(found.found),
+        workers=options.workers,
+        file_timeout=options.file_timeout,
+        file_memory=options.file_memory,
     ) as reader:
         if not location.local:
             reader.start()  # forked before the lock imports Lance
