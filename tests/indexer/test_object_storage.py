@@ -451,7 +451,7 @@ class OtherWriter:
         if self.batches == 2:  # the first is read before the merge is planned; this one streams into it
             from lancelot_indexer.writing import write
 
-            read = collect.collect(self.docs, layout.DEFAULT_CHUNK_SIZE, workers=1, file_timeout=None)
+            read = collect.collect(self.docs, layout.DEFAULT_CHUNK_SIZE, workers=1, file_timeout=None, file_memory=None)
             stamp = metadata(layout.DEFAULT_CHUNK_SIZE, source=self.docs)
             write.replace_table(
                 self.location, "documents", write.rows_table(read.columns), stamp, keep_versions=timedelta(minutes=2)

@@ -4,6 +4,9 @@
     make_pdf(..., password="secret")     # RC4 40-bit standard security: opening needs the password
     make_pdf(..., images=True)           # pages that are one image each and no text (a scan)
     spinning_pdf(millions=40)            # a page whose content stream inflates to 40 M operators
+    zeros_pdf(megabytes=2048)            # a page whose content stream inflates to 2 GB of zeros (2 MB stored)
+    self_kid_pdf()                       # 238 bytes: a page tree that lists itself as its own kid
+    docx_with_body(b"<w:p>...</w:p>" * 1_000_000)   # a .docx of exactly that body
 
 The PDFs are written object by object (PDF 1.7, the standard Helvetica font, which viewers and PDFium
 have built in), so each test says exactly what is on each page and where.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import zipfile
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -207,6 +211,52 @@ def spinning_pdf(millions: int = 40) -> bytes:
     data = b"".join(packer.compress(block) for _ in range(millions))
     data += packer.compress(b"BT /F1 12 Tf 72 700 Td (the end) Tj ET") + packer.flush()
     return make_pdf([[]], contents=[data])
+
+
+def _deflated_zeros(megabytes: int) -> bytes:
+    """`megabytes` MB of zero bytes, zlib-compressed, in about a kilobyte a megabyte, without compressing them all:
+    once the window holds zeros, each further megabyte compresses to the same bytes."""
+    packer = zlib.compressobj(9)
+    zeros = bytes(1 << 20)
+    first = packer.compress(zeros) + packer.flush(zlib.Z_SYNC_FLUSH)
+    again = packer.compress(zeros) + packer.flush(zlib.Z_SYNC_FLUSH)
+    end = packer.flush()[:-4]  # the final block, without the checksum of two megabytes
+    adler = (megabytes << 20) % 65521 << 16 | 1  # Adler-32 of zeros: the sum stays 1, each byte adds it to the other
+    return first + again * (megabytes - 1) + end + adler.to_bytes(4, "big")
+
+
+def zeros_pdf(megabytes: int = 2048) -> bytes:
+    """One page whose FlateDecode content stream inflates to `megabytes` MB of zeros (white space to PDFium)."""
+    return make_pdf([[]], contents=[_deflated_zeros(megabytes)])
+
+
+def self_kid_pdf() -> bytes:
+    """A PDF whose page tree lists itself as its own kid, and so holds no page PDFium can load (238 bytes)."""
+    bodies = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [2 0 R] /Count 1 >>"]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(bodies, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    start = len(out)
+    out += b"xref\n0 3\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % start
+    return bytes(out)
+
+
+def docx_with_body(body: bytes) -> bytes:
+    """A .docx (python-docx's blank document) whose body holds `body`, WordprocessingML as written."""
+    import docx
+
+    blank = zipfile.ZipFile(io.BytesIO(docx_bytes(docx.Document())))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as made:
+        for part in blank.infolist():
+            data = blank.read(part)
+            if part.filename == "word/document.xml":
+                data = data.replace(b"<w:body>", b"<w:body>" + body, 1)
+            made.writestr(part, data)
+    return out.getvalue()
 
 
 def docx_bytes(document: Any) -> bytes:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from lancelot_indexer import __version__, log
-from lancelot_indexer.documents.collect import DEFAULT_FILE_TIMEOUT
+from lancelot_indexer.documents.collect import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT
 from lancelot_indexer.documents.generated import Generated
 from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count, log_leftovers
@@ -231,6 +231,14 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     metavar="SECONDS",
     help="Stop reading a file that takes longer than this and skip it, with the reason in the summary.",
 )
+@click.option(
+    "--file-memory",
+    type=click.IntRange(64, 1_048_576),
+    default=DEFAULT_FILE_MEMORY,
+    show_default=True,
+    metavar="MB",
+    help="Skip a file whose reading needs more memory than this, with the reason in the summary.",
+)
 @click.option("--no-fts", is_flag=True, help="Do not build the full-text (BM25) index.")
 @click.option("--allow-empty", is_flag=True, help="Empty the table when DOCS has no documents.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary; warnings still go to stderr.")
@@ -271,6 +279,7 @@ def main(
     link: str | None,
     language: str,
     file_timeout: float,
+    file_memory: int,
     no_fts: bool,
     allow_empty: bool,
     quiet: bool,
@@ -322,6 +331,7 @@ def main(
             link=link,
             language=language,
             file_timeout=file_timeout,
+            file_memory=file_memory,
         )
 
         def vectors(on_progress: ProgressCallback | None) -> VectorExtension | None:

@@ -41,6 +41,7 @@ from lancelot_indexer import __version__, log, memory
 from lancelot_indexer.documents import empty, swapped
 from lancelot_indexer.documents.changes import Changes, changes
 from lancelot_indexer.documents.collect import (
+    DEFAULT_FILE_MEMORY,
     DEFAULT_FILE_TIMEOUT,
     ProgressCallback,
     Reader,
@@ -77,6 +78,7 @@ class Options:
     language: str = languages.DEFAULT  # how the full-text indexes split words (lancelot_schema.languages)
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT  # seconds a file may take to read; None: no limit
     keep_generated: bool = False  # index the generated pages of documentation builds too (documents/generated.py)
+    file_memory: int | None = DEFAULT_FILE_MEMORY  # megabytes a reader process may grow by; None: no limit
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,7 @@ def build(
         workers=options.workers,
         file_timeout=options.file_timeout,
         keep_generated=options.keep_generated,
+        file_memory=options.file_memory,
     ) as reader:
         if not location.local:
             reader.start()  # forked before the lock imports Lance

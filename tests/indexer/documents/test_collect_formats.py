@@ -53,7 +53,7 @@ def rows_by_path(columns):
 
 
 def test_every_format_is_read_and_only_pdf_passages_have_pages(tmp_path):
-    collected = collect(mixed(tmp_path / "docs"), 1200, workers=1, file_timeout=None)
+    collected = collect(mixed(tmp_path / "docs"), 1200, workers=1, file_timeout=None, file_memory=None)
     assert collected.skipped == [] and collected.documents == 4
     rows = rows_by_path(collected.columns)
     pdf = rows["backups.pdf"]
@@ -105,7 +105,7 @@ def test_encrypted_damaged_and_scanned_files_are_skipped_each_with_its_reason(tm
     (docs / "cut.pdf").write_bytes(make_pdf(PAGES)[:300])
     (docs / "scan.pdf").write_bytes(make_pdf([[], []], images=True))
     (docs / "cut.docx").write_bytes(word("x")[:200])
-    collected = collect(docs, 1200, workers=1, file_timeout=None)
+    collected = collect(docs, 1200, workers=1, file_timeout=None, file_memory=None)
     reasons = {item.relative: item.reason for item in collected.skipped}
     assert reasons.keys() == {"locked.pdf", "cut.pdf", "scan.pdf", "cut.docx"}
     assert reasons["locked.pdf"] == "encrypted: the PDF needs a password to open"

@@ -1,5 +1,5 @@
 """Reading documents in worker processes gives the same table, skips and encodings as reading them here;
-a file over the time limit, or whose worker dies, is skipped and the others are read."""
+a file over the time limit or the memory limit, or whose worker dies, is skipped and the others are read."""
 
 import json
 import operator
@@ -18,7 +18,7 @@ from tests.indexer.conftest import deep_html
 
 from lancelot_indexer.documents.collect import POOL_MIN_FILES, collect
 from lancelot_indexer.documents.walk import Skipped
-from lancelot_indexer.documents.workers import Lost, Workers
+from lancelot_indexer.documents.workers import Lost, Workers, over_memory
 from lancelot_indexer.pipeline import Options, build
 
 BIN = Path(sys.executable).parent
@@ -125,6 +125,33 @@ def test_a_worker_that_dies_costs_its_item_only():
     ]
 
 
+# Take memory a megabyte at a time until the limit refuses more, then abort, as PDFium does. Run by `exec`
+# (its own globals): a function of this module would import it, and lancedb with it, in the worker.
+FILL_THEN_ABORT = partial(
+    exec,
+    "import os, time\nheld = []\ntry:\n    while True:\n        held.append(b'x' * (1 << 20))\n"
+    "        time.sleep(0.002)\nexcept MemoryError:\n    os.abort()\n",
+    {},
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the memory limit is Linux's (RLIMIT_DATA)")
+def test_a_worker_over_its_memory_limit_costs_its_item_with_that_reason_and_a_crash_below_it_is_a_crash():
+    over = Lost(over_memory(64))
+    items = [
+        QUICK[0],
+        FILL_THEN_ABORT,  # died at the limit
+        QUICK[1],
+        os.abort,  # died well below it
+        partial(bytes, 40 << 20),  # read within the limit, but not within it once pickled to be sent
+        partial(eval, "len(b'x' * (32 << 20))", {}),  # fits, in the worker that got over the one before
+        QUICK[2],
+    ]
+    with Workers(operator.call, 1, limit=60.0, memory=64) as workers:
+        results = list(workers.map(items))
+    assert results == [1, over, 2, Lost("its reader process died (SIGABRT)"), over, 32 << 20, 4]
+
+
 def test_an_error_in_the_reader_is_raised_here_as_without_workers():
     with Workers(operator.call, 1, limit=60.0) as workers, pytest.raises(ValueError, match="invalid literal"):
         list(workers.map([QUICK[0], partial(int, "x"), QUICK[1]]))
@@ -132,7 +159,7 @@ def test_an_error_in_the_reader_is_raised_here_as_without_workers():
 
 def test_a_deep_page_over_the_limit_is_skipped_and_every_other_document_is_read_as_without_it(tmp_path):
     docs = many_docs(tmp_path / "docs")
-    alone = collect(docs, 300, workers=1, file_timeout=None)
+    alone = collect(docs, 300, workers=1, file_timeout=None, file_memory=None)
     deep_html(docs / "deep.html")
     pooled = collect(docs, 300, workers=2, file_timeout=0.5)
     limit = "reading it took longer than 0.5 s, the limit per file (--file-timeout)"

@@ -6,9 +6,10 @@
     collect(docs, chunk_size) -> Collected        # a whole folder at once (small folders, tests)
 
 Documents are independent: they are read by worker processes (`workers.py`; one per core when there
-are many and more than one core), each file within a time limit; results come back in walk order, so
-the table does not depend on timing. Batches keep memory flat however large the folder: a batch is
-written while the next is read.
+are many and more than one core), each file within a time limit and a memory limit; results come back in
+walk order, so the table does not depend on timing. Batches keep memory flat however large the folder: a
+batch is written while the next is read. Whatever a reader raises on a file costs that file only: it is
+skipped with the reason (a bug or a hostile file, not the user's mistake, and never the whole run's end).
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from lancelot_indexer import memory
 from lancelot_indexer.chunking.chunk import Document, chunk
 from lancelot_indexer.documents.generated import KINDS, Generated
 from lancelot_indexer.documents.walk import Duplicate, Excluded, Found, Skipped, walk
-from lancelot_indexer.documents.workers import Lost, Workers
+from lancelot_indexer.documents.workers import Lost, Workers, over_memory
 from lancelot_indexer.errors import DocsError
 from lancelot_indexer.readers import formats
 from lancelot_indexer.readers.decode import CP1252, BinaryError, decode
@@ -41,6 +43,13 @@ ProgressCallback = Callable[[str, int, int], None]
 POOL_MIN_FILES = 64
 # Seconds a file may take to read: beyond it, its worker is stopped and the file skipped.
 DEFAULT_FILE_TIMEOUT = 60.0
+# Megabytes a worker may grow by while it reads a file, and the passages one file may yield per megabyte of
+# that: this process holds a file's rows whole, and many tiny passages must cost it less than reading them
+# may (docs/decisions.md, "A hostile file costs itself only").
+DEFAULT_FILE_MEMORY = 1024
+PASSAGES_PER_MB = 200
+# Characters of an unexpected error's message kept in a skipped file's reason.
+_MESSAGE = 100
 # Rows handed on at a time: about 10 MB of text, few enough that memory stays flat, many enough that
 # Lance writes large pages and an embedding batch fills its requests.
 BATCH_ROWS = 8192
@@ -118,23 +127,35 @@ def read_bytes(path: Path) -> bytes:
         raise Unreadable(f"unreadable: {exc.strerror or exc}") from exc
 
 
-def read_document(found: Found, chunk_size: int, keep_generated: bool = False) -> Outcome:
+def read_document(
+    found: Found, chunk_size: int, keep_generated: bool = False, file_memory: int | None = None
+) -> Outcome:
     """One file's encoding, content hash, rows and metadata columns, or why it cannot be used, or that it is a
-    page a documentation generator made (unless `keep_generated`); runs in a worker too."""
+    page a documentation generator made (unless `keep_generated`); runs in a worker too.
+
+    `file_memory`: the megabytes the worker may grow by (None: no limit); a file may yield `PASSAGES_PER_MB`
+    passages a megabyte.
+    """
     try:
-        data = read_bytes(found.path)
-        encoding, document = parse(found, data)
-    except Unreadable as exc:
-        return str(exc)
-    except (RecursionError, MemoryError) as exc:
-        # A pathological file (markup nested thousands deep) costs that file, never the run.
-        return f"could not be parsed ({type(exc).__name__})"
+        return _read(found, chunk_size, keep_generated, file_memory)
+    except Exception as exc:  # any reader, any file: it costs that file only
+        return _failed(exc, memory.limited())
+
+
+def _read(found: Found, chunk_size: int, keep_generated: bool, file_memory: int | None) -> Outcome:
+    data = read_bytes(found.path)
+    encoding, document = parse(found, data)
     if document.generated is not None and not keep_generated:
         generator, kind = document.generated
         return Generated(found.relative, generator, KINDS[kind], hashlib.sha256(data).hexdigest())
     pieces = chunk(document.blocks, chunk_size, document.title if document.title_heads_trail else "")
     if not pieces:
         return "no text"
+    if file_memory is not None and len(pieces) > (most := file_memory * PASSAGES_PER_MB):
+        return (
+            f"{len(pieces):,} passages, more than one file may yield ({most:,}: {PASSAGES_PER_MB} per MB of "
+            "--file-memory): split it into smaller files"
+        )
     title, relative = document.title, found.relative
     rows = [
         (
@@ -155,6 +176,21 @@ def read_document(found: Found, chunk_size: int, keep_generated: bool = False) -
     described = (*document.metadata.columns(), layout.FILE_TYPES.get(formats.suffix_of(found.path.name), "txt"))
     # The hash of the bytes that were parsed: a file that changes after this is seen as changed next time.
     return encoding, hashlib.sha256(data).hexdigest(), rows, described
+
+
+def _failed(exc: Exception, megabytes: int | None) -> str:
+    """Why a file whose reading raised `exc` is skipped."""
+    if memory.reached_limit() or isinstance(exc, MemoryError):
+        # Whatever the reader made of it: lxml reports a failed allocation as a syntax error.
+        return over_memory(megabytes) if megabytes is not None else "ran out of memory reading it"
+    if isinstance(exc, Unreadable):
+        return str(exc)
+    if isinstance(exc, RecursionError):  # markup nested thousands deep
+        return "could not be parsed (RecursionError)"
+    what = type(exc).__name__
+    if message := " ".join(str(exc).split()):
+        what += ": " + (message if len(message) <= _MESSAGE else message[: _MESSAGE - 1] + "…")
+    return f"could not be read ({what})"
 
 
 def _workers(files: int, requested: int | None) -> int:
@@ -179,9 +215,10 @@ class Reader:
     """Reads documents into batches of columns, in worker processes when there are enough files or a time limit.
 
     `files`: how many files there are in all (it decides the number of workers).
-    `file_timeout`: seconds a file may take to read before its worker is stopped and the file skipped
-    (None: no limit, and with one worker the documents are read in this process). `keep_generated`: read the
-    pages a reader knows as generated (a table of contents) as documents.
+    `file_timeout`: seconds a file may take to read before its worker is stopped and the file skipped;
+    `file_memory`: megabytes a worker may grow by while it reads (None: no limit; without either, and with
+    one worker, the documents are read in this process). `keep_generated`: read the pages a reader knows as
+    generated (a table of contents) as documents.
     """
 
     def __init__(
@@ -191,13 +228,17 @@ class Reader:
         *,
         workers: int | None = None,
         file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
+        file_memory: int | None = DEFAULT_FILE_MEMORY,
         batch_rows: int | None = None,
         keep_generated: bool = False,
     ) -> None:
         self.tally = Tally()
-        self._read = partial(read_document, chunk_size=chunk_size, keep_generated=keep_generated)
+        self._read = partial(
+            read_document, chunk_size=chunk_size, keep_generated=keep_generated, file_memory=file_memory
+        )
         self._count = _workers(files, workers)
         self._limit = file_timeout
+        self._memory = file_memory
         self._batch_rows = batch_rows or BATCH_ROWS
         self._pool: Workers[Found, Outcome] | None = None
 
@@ -216,8 +257,8 @@ class Reader:
     def start(self) -> None:
         """Start the worker processes now, if any are to read. Forked, a child must not inherit a lock a
         thread holds: call this before starting threads or importing Lance."""
-        if self._pool is None and (self._count > 1 or self._limit is not None):
-            self._pool = Workers(self._read, self._count, self._limit, preload=_READERS)
+        if self._pool is None and (self._count > 1 or self._limit is not None or self._memory is not None):
+            self._pool = Workers(self._read, self._count, self._limit, preload=_READERS, memory=self._memory)
 
     def _outcomes(self, found: Sequence[Found]) -> Iterator[Outcome]:
         if not found:
@@ -300,16 +341,22 @@ def collect(
     exclude: Sequence[str] = (),
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT,
     keep_generated: bool = False,
+    file_memory: int | None = DEFAULT_FILE_MEMORY,
 ) -> Collected:
     """Walk `docs` and turn every usable document into rows, all at once; unusable files are listed, never fatal.
 
-    `workers`, `file_timeout`, `keep_generated`: as for `Reader`. `exclude`: patterns of paths (relative to
-    `docs`) or names to leave out, see `walk.excluded_by`.
+    `workers`, `file_timeout`, `file_memory`, `keep_generated`: as for `Reader`. `exclude`: patterns of paths
+    (relative to `docs`) or names to leave out, see `walk.excluded_by`.
     """
     found = walked(docs, exclude, leave_generated=not keep_generated)
     columns = empty_columns()
     with Reader(
-        chunk_size, len(found.found), workers=workers, file_timeout=file_timeout, keep_generated=keep_generated
+        chunk_size,
+        len(found.found),
+        workers=workers,
+        file_timeout=file_timeout,
+        file_memory=file_memory,
+        keep_generated=keep_generated,
     ) as reader:
         for batch in reader.batches(found.found, on_progress):
             for name, values in batch.items():

@@ -1,6 +1,6 @@
-"""Read files in worker processes, each file under a time limit.
+"""Read files in worker processes, each file under a time limit and each worker under a memory limit.
 
-    with Workers(read, count=4, limit=60.0) as workers:
+    with Workers(read, count=4, limit=60.0, memory=1024) as workers:
         for outcome in workers.map(items): ...   # read(item), or Lost(reason), in the items' order
 
 A parser can spin on a hostile file inside its C code (Lexbor's tree building is quadratic in the
@@ -8,7 +8,9 @@ nesting depth), where no Python-level timeout reaches it; only its process can b
 parent hands each worker its files one by one (a few ahead, so it never waits), knows which file each
 is reading and since when, and kills a worker whose file took longer than `limit`: that file is lost
 with a reason, a fresh worker takes its place and the others never stop. A worker that dies (a crash
-in a parser, the kernel's out-of-memory killer) costs its file only, in the same way.
+in a parser, the kernel's out-of-memory killer) costs its file only, in the same way. A worker may grow
+by `memory` megabytes at most (`memory.limit_data`): a file that needs more fails to allocate it, and
+`read` says so, or the worker dies of it (PDFium aborts) and is replaced.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import TracebackType
 from typing import Generic, TypeVar
+
+from lancelot_indexer import memory as memory_limit
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -64,9 +68,22 @@ def _leave_stops_to_the_parent(parent: int | None) -> None:
         os._exit(0)  # the parent died before prctl took effect
 
 
-def _serve(connection: Connection, read: Callable[[object], object], parent: int | None) -> None:
+def over_memory(megabytes: int) -> str:
+    """Why a file that needed more memory than a worker may take was skipped."""
+    return f"reading it needed more than {megabytes} MB of memory, the limit per file (--file-memory)"
+
+
+def _serve(
+    connection: Connection,
+    read: Callable[[object], object],
+    parent: int | None,
+    megabytes: int | None,
+    grown: memory_limit.Shared | None,
+) -> None:
     """A worker: read each (index, item) that comes, send back (index, result), until the pipe closes."""
     _leave_stops_to_the_parent(parent)
+    if megabytes is not None:
+        memory_limit.limit_data(megabytes, grown)
     try:
         connection.send(None)  # started: the time of the first file counts from here, not from the fork
     except OSError:
@@ -74,13 +91,20 @@ def _serve(connection: Connection, read: Callable[[object], object], parent: int
     while True:
         try:
             index, item = connection.recv()
-        except EOFError:
+        except (EOFError, MemoryError):  # the parent closed the pipe; or no memory is left even for that
             return
+        memory_limit.reading()
         try:
             result = read(item)
         except Exception as exc:  # a bug in a reader: raised in the parent, as it would be without workers
             result = _Raised(exc)
-        connection.send((index, result))
+        try:
+            connection.send((index, result))
+        except MemoryError:  # the result is pickled whole before it is sent
+            if megabytes is None:
+                raise
+            connection.send((index, Lost(over_memory(megabytes))))
+        del result  # not held while the next item is read
 
 
 @dataclass(frozen=True)
@@ -130,19 +154,27 @@ class _Worker:
     connection: Connection
     sent: deque[int] = field(default_factory=deque)  # indexes sent, in order; the first is being read
     since: float | None = None  # when it started on the first of them; None until it has started
+    grown: memory_limit.Shared | None = None  # how far its memory grew (its peak), as it last said
 
 
 class Workers(Generic[Item, Result]):
-    """`count` processes that `read` items, each item within `limit` seconds (None: no limit).
+    """`count` processes that `read` items, each item within `limit` seconds and each process within `memory`
+    megabytes more than it started with (None: no limit).
 
     `preload`: modules `read` needs, imported once by a forkserver rather than by every worker.
     """
 
     def __init__(
-        self, read: Callable[[Item], Result], count: int, limit: float | None, preload: Sequence[str] = ()
+        self,
+        read: Callable[[Item], Result],
+        count: int,
+        limit: float | None,
+        preload: Sequence[str] = (),
+        memory: int | None = None,
     ) -> None:
         self._read = read
         self._limit = limit
+        self._memory = memory
         self._preload = list(preload)
         self._workers: list[_Worker] = []
         try:
@@ -172,15 +204,18 @@ class Workers(Generic[Item, Result]):
             # Only before the server starts (once per process); later calls change nothing.
             context.set_forkserver_preload(self._preload)
         ours, theirs = context.Pipe()
+        grown = context.RawValue("q", 0) if self._memory is not None else None
         # Forked workers know their parent; a forkserver's are its children, and die with it.
         parent = os.getpid() if method == "fork" else None
         # typeshed gives a context chosen by name no Process; every start method's context has one.
-        process: BaseProcess = context.Process(target=_serve, args=(theirs, self._read, parent), daemon=True)  # type: ignore[attr-defined]
+        process: BaseProcess = context.Process(  # type: ignore[attr-defined]
+            target=_serve, args=(theirs, self._read, parent, self._memory, grown), daemon=True
+        )
         # A stop cannot come between the fork and our knowing the worker (it would be left behind).
         with _stops_held():
             try:
                 process.start()
-                worker = _Worker(process, ours)
+                worker = _Worker(process, ours, grown=grown)
                 if slot == len(self._workers):
                     self._workers.append(worker)
                 else:
@@ -221,7 +256,7 @@ class Workers(Generic[Item, Result]):
                 except (EOFError, OSError):
                     if worker.since is None:
                         raise RuntimeError(f"a reader process could not start ({_how(worker)})") from None
-                    lost = Lost(f"its reader process died ({_how(worker)})")
+                    lost = Lost(self._died(worker))
                 else:
                     worker.since = now
                     if message is not None:  # None: the worker has started
@@ -241,6 +276,17 @@ class Workers(Generic[Item, Result]):
             _end(worker)
             self._start(number)
         self._send(items, waiting)
+
+    def _died(self, worker: _Worker) -> str:
+        how = _how(worker)
+        # A C library that cannot allocate may abort (PDFium does): its peak says whether that is why.
+        if (
+            worker.grown is not None
+            and self._memory is not None
+            and memory_limit.near(worker.grown.value, self._memory)
+        ):
+            return over_memory(self._memory)
+        return f"its reader process died ({how})"
 
     def _timeout(self) -> float | None:
         started = [worker.since for worker in self._workers if worker.sent and worker.since is not None]

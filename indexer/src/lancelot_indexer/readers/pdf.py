@@ -78,6 +78,8 @@ def extract(data: bytes, file_name: str) -> Document:
         pages = [_lines(pdf, number) for number in range(len(pdf))]
         outline = _outline(pdf)
         info = pdf.get_metadata_dict(skip_empty=True)  # the document information, read once
+    except pdfium.PdfiumError as exc:  # a page it cannot load (a page tree that holds itself)
+        raise Unreadable(_why(exc)) from exc
     finally:
         pdf.close()
     if not any(pages):
