@@ -2,6 +2,7 @@
 
 import base64
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -333,3 +334,30 @@ def test_other_headers_outside_latin_1_get_the_answers_http_gives_their_utf_8(la
     # A header nobody reads is opaque, as RFC 9110 asks of bytes outside ASCII: the call is served.
     note = event(rpc("tools/list"), headers={"x-note": "caf\u00e9 \u20ac \U0001f6b2 \ud83d", "\u20ac": "name"})
     assert len(answer(lambda_handler.handler(note, None))["result"]["tools"]) == 5
+
+
+def hostile_events(count, seed):
+    rng = random.Random(seed)
+    texts = ["", "application/json", "text/plain", "\u20ac", "\ud83d", "caf\u00e9", "*/*", "2026-07-28", "x" * 3000]
+    bodies = [json.dumps(rpc("tools/list")), json.dumps(rpc("ping")), "", "{", "[]", "not base64!", "e30=", "\ud800"]
+    for _ in range(count):
+        headers = {name: rng.choice(texts) for name in rng.sample(["content-type", "accept", "origin", "x-a"], k=2)}
+        if rng.random() < 0.3:
+            headers["mcp-protocol-version"] = rng.choice(texts)
+        if rng.random() < 0.3:
+            headers["authorization"] = "Bearer " + rng.choice(texts)
+        hostile = event(method=rng.choice(["POST", "POST", "GET", "PUT"]), path=rng.choice(["/", "/\u20ac", "/mcp"]))
+        hostile["headers"] = {**hostile["headers"], **headers}
+        yield {**hostile, "body": rng.choice(bodies), "isBase64Encoded": rng.random() < 0.3}
+
+
+def test_hundreds_of_hostile_events_are_answered_and_every_refusal_is_json_rpc(lambda_env):
+    statuses = set()
+    for hostile in hostile_events(300, seed=29):
+        response = lambda_handler.handler(hostile, None)
+        statuses.add(response["statusCode"])
+        assert response["statusCode"] != 500, hostile
+        if response["statusCode"] >= 400:
+            assert response["headers"]["content-type"] == "application/json", hostile
+            assert set(answer(response)["error"]) >= {"code", "message"}
+    assert 200 in statuses and len(statuses) >= 5
