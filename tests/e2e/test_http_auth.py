@@ -78,6 +78,44 @@ def test_rewriting_the_token_file_rotates_tokens_without_a_restart(server, token
     assert any(line.get("event") == "token_file_reloaded" for line in server.log())
 
 
+def _in_place(file, text):
+    """Rewrite the file's bytes where they are: the same inode, as an editor that does not rename writes."""
+    with file.open("r+") as handle:
+        handle.truncate(0)
+        handle.write(text)
+
+
+def _accepted(server, token, expected, seconds=10):
+    deadline = time.monotonic() + seconds
+    while (post(server, LIST, bearer(token)).status_code == 200) != expected:
+        assert time.monotonic() < deadline, f"the token was never {'accepted' if expected else 'refused'}"
+        time.sleep(0.2)
+
+
+def test_a_rewrite_keeping_inode_size_and_mtime_still_revokes(server, tokens_file):
+    assert post(server, LIST, bearer(TOKEN)).status_code == 200
+    before = tokens_file.stat()
+    replacement = "ci-token-REVOKED-and-new1"
+    assert len(replacement) == len(TOKEN)
+    _in_place(tokens_file, f"ci {replacement}\n")
+    os.utime(tokens_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = tokens_file.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    _accepted(server, TOKEN, False)
+    assert post(server, LIST, bearer(replacement)).status_code == 200
+
+
+def test_a_half_written_file_keeps_the_last_good_tokens_until_the_write_ends(server, tokens_file):
+    assert post(server, LIST, bearer(TOKEN)).status_code == 200
+    time.sleep(1.1)  # the next request re-reads the file
+    _in_place(tokens_file, f"ci {TOKEN}\nci-2 {NEW[:5]}")  # cut mid-line, as a reader may find it
+    assert post(server, LIST, bearer(TOKEN)).status_code == 200
+    assert any(line.get("event") == "token_file_being_written" for line in server.log())
+    _in_place(tokens_file, f"ci {TOKEN}\nci-2 {NEW}\n")
+    _accepted(server, NEW, True)
+    assert post(server, LIST, bearer(TOKEN)).status_code == 200
+
+
 def test_a_network_bind_without_auth_refuses_to_start_and_says_how_to_fix_it(lancelot_db):
     command = [BIN / "lancelot", "--http", str(free_port()), "--host", "0.0.0.0"]
     run = subprocess.run(command, env=environment(lancelot_db), capture_output=True, text=True, timeout=60)

@@ -5,6 +5,7 @@ and every way a token can be wrong, over real HTTP."""
 import base64
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio
 import httpx
@@ -17,7 +18,7 @@ from mcp.shared.auth import ProtectedResourceMetadata
 from tests.e2e.test_http_server import Running, environment, post, rpc
 from tests.support.issuer import RESOURCE, Issuer, rsa_key
 
-from lancelot_server.auth.oauth import REFETCH_S
+from lancelot_server.auth.oauth import REFETCH_S, TIMEOUT_S
 
 LIST = rpc("tools/list")
 STATIC = "static-ci-token-0123456789"
@@ -156,3 +157,36 @@ def test_table_scopes_in_a_jwt_hide_every_other_table_as_missing(server, issuer)
     assert ", which holds 'plain'. " in refused["content"][0]["text"]
     status = post(server, rpc("tools/call", {"name": "lancedb_status", "arguments": {}}), token).json()["result"]
     assert status["structuredContent"]["database"]["tables"] == ["plain"]
+
+
+def test_a_flood_of_unknown_kids_while_the_issuer_hangs_never_delays_a_held_key(tmp_path, lancelot_db):
+    # A server of its own: the flood uses its refetch, and the issuer is made to hang.
+    issuer = Issuer()
+    env = environment(lancelot_db, LANCELOT_OAUTH_ISSUER=issuer.url, LANCELOT_OAUTH_RESOURCE=RESOURCE)
+    env["LANCELOT_OAUTH_JWKS_URL"] = issuer.jwks_url
+    search = rpc("tools/call", {"name": "lancedb_search", "arguments": {"query": "puncture", "mode": "text"}})
+    valid = bearer(issuer.token())
+    try:
+        with Running(tmp_path, env) as running:
+            assert post(running, search, valid).status_code == 200  # the keys are held, Lance is loaded
+            issuer.fault = "hang"
+            time.sleep(REFETCH_S)  # an unknown kid may now refetch: the fetch hangs until its timeout
+            strangers = [bearer(issuer.token(kid=f"random-{n}", private=rsa_key(7))) for n in range(60)]
+            client = httpx.Client(limits=httpx.Limits(max_connections=len(strangers)), timeout=30)
+            with client, ThreadPoolExecutor(len(strangers)) as pool:
+                flood = [pool.submit(client.post, running.url, json=search, headers=h) for h in strangers]
+                deadline = time.monotonic() + 10
+                while issuer.hits["/jwks"] < 2:  # the flood's one fetch has reached the hanging issuer
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+                time.sleep(0.5)  # the rest of the flood arrives and waits on that fetch
+                started = time.monotonic()
+                answer = post(running, search, valid)
+                took = time.monotonic() - started
+                statuses = {future.result().status_code for future in flood}
+            assert answer.status_code == 200 and answer.json()["result"]["isError"] is False
+            assert took < TIMEOUT_S / 2, f"a valid token waited {took:.1f} s behind the hanging fetch"
+            assert statuses == {401}
+            assert issuer.hits["/jwks"] == 2  # sixty unknown kids, one fetch
+    finally:
+        issuer.close()

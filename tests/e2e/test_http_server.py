@@ -120,7 +120,8 @@ def raw(server, head, body_parts=()):
 
 
 def head(server, extra):
-    lines = [b"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{server.port}".encode(), b"Content-Type: application/json"]
+    host = f"Host: 127.0.0.1:{server.port}".encode()
+    lines = [b"POST /mcp HTTP/1.1", host, b"Content-Type: application/json", b"Accept: application/json"]
     return b"\r\n".join([*lines, *extra]) + b"\r\n\r\n"
 
 

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -281,3 +282,82 @@ def test_oauth_on_lambda_publishes_the_metadata_and_challenges_with_it(lambda_en
     published = lambda_handler.handler(event(method="GET", path="/.well-known/oauth-protected-resource/mcp"), None)
     assert published["statusCode"] == 200
     assert json.loads(published["body"])["authorization_servers"] == ["https://id.example"]
+
+
+# Events API Gateway relays as they come: each is answered as `lancelot --http` answers those bytes.
+
+
+def refusal(response, status, code):
+    assert response["statusCode"] == status
+    assert response["headers"]["content-type"] == "application/json"
+    error = answer(response)["error"]
+    assert error["code"] == code
+    return error["message"]
+
+
+@pytest.mark.parametrize("body", ["not base64!", "e30", "eyJqc29ucnBjIjoiMi4wIn0=x", "\u00e9t\u00e9"])
+def test_a_body_flagged_base64_that_is_not_is_400_json_rpc(lambda_env, body):
+    flagged = {**event(), "body": body, "isBase64Encoded": True}
+    message = refusal(lambda_handler.handler(flagged, None), 400, -32700)
+    assert message == "Parse error: the body is flagged isBase64Encoded but is not base64"
+
+
+def test_a_body_flagged_base64_that_is_not_is_refused_only_after_the_checks_before_it(lambda_env):
+    lambda_env.delenv("LANCELOT_ALLOW_UNAUTHENTICATED")
+    lambda_env.setenv("LANCELOT_AUTH_TOKENS", TOKEN)
+    flagged = {**event(), "body": "not base64!", "isBase64Encoded": True}
+    assert lambda_handler.handler(flagged, None)["statusCode"] == 401  # who asks comes first, as over HTTP
+    assert lambda_handler.handler({**flagged, "requestContext": {"http": {"method": "GET"}}}, None)["statusCode"] == 405
+    flagged["headers"] = {**flagged["headers"], "authorization": f"Bearer {TOKEN}"}
+    refusal(lambda_handler.handler(flagged, None), 400, -32700)
+
+
+def test_a_body_with_a_lone_surrogate_is_a_parse_error_as_invalid_utf_8_is_over_http(lambda_env):
+    refusal(lambda_handler.handler(event('{"jsonrpc": "2.0", "id": 1, "method": "ping\ud800"}'), None), 400, -32700)
+
+
+@pytest.mark.parametrize("value", ["Bearer t\u00f6k\u20acn-0123456789", "Bearer \ud83d"])
+def test_an_authorization_header_outside_latin_1_is_400_invalid_request(lambda_env, value):
+    lambda_env.delenv("LANCELOT_ALLOW_UNAUTHENTICATED")
+    lambda_env.setenv("LANCELOT_AUTH_TOKENS", TOKEN)
+    response = lambda_handler.handler(event(rpc("tools/list"), headers={"authorization": value}), None)
+    message = refusal(response, 400, -32600)
+    assert message == "Bad request: the Authorization header must be `Bearer` and one token"
+    assert 'error="invalid_request"' in response["headers"]["www-authenticate"]
+
+
+def test_other_headers_outside_latin_1_get_the_answers_http_gives_their_utf_8(lambda_env):
+    origin = event(rpc("tools/list"), headers={"origin": "https://\u20ac.example"})
+    assert "Origin is not allowed" in refusal(lambda_handler.handler(origin, None), 403, -32600)
+    version = event(rpc("tools/list"), headers={"mcp-protocol-version": "2025-11-25\u20ac"})
+    refusal(lambda_handler.handler(version, None), 400, -32022)
+    # A header nobody reads is opaque, as RFC 9110 asks of bytes outside ASCII: the call is served.
+    note = event(rpc("tools/list"), headers={"x-note": "caf\u00e9 \u20ac \U0001f6b2 \ud83d", "\u20ac": "name"})
+    assert len(answer(lambda_handler.handler(note, None))["result"]["tools"]) == 5
+
+
+def hostile_events(count, seed):
+    rng = random.Random(seed)
+    texts = ["", "application/json", "text/plain", "\u20ac", "\ud83d", "caf\u00e9", "*/*", "2026-07-28", "x" * 3000]
+    bodies = [json.dumps(rpc("tools/list")), json.dumps(rpc("ping")), "", "{", "[]", "not base64!", "e30=", "\ud800"]
+    for _ in range(count):
+        headers = {name: rng.choice(texts) for name in rng.sample(["content-type", "accept", "origin", "x-a"], k=2)}
+        if rng.random() < 0.3:
+            headers["mcp-protocol-version"] = rng.choice(texts)
+        if rng.random() < 0.3:
+            headers["authorization"] = "Bearer " + rng.choice(texts)
+        hostile = event(method=rng.choice(["POST", "POST", "GET", "PUT"]), path=rng.choice(["/", "/\u20ac", "/mcp"]))
+        hostile["headers"] = {**hostile["headers"], **headers}
+        yield {**hostile, "body": rng.choice(bodies), "isBase64Encoded": rng.random() < 0.3}
+
+
+def test_hundreds_of_hostile_events_are_answered_and_every_refusal_is_json_rpc(lambda_env):
+    statuses = set()
+    for hostile in hostile_events(300, seed=29):
+        response = lambda_handler.handler(hostile, None)
+        statuses.add(response["statusCode"])
+        assert response["statusCode"] != 500, hostile
+        if response["statusCode"] >= 400:
+            assert response["headers"]["content-type"] == "application/json", hostile
+            assert set(answer(response)["error"]) >= {"code", "message"}
+    assert 200 in statuses and len(statuses) >= 5

@@ -9,6 +9,10 @@ table opened at its first use) and one event loop. Per invocation: only the SDK'
 which must be fresh each time (its session manager runs once; python-sdk #3121). No Mangum: we drive
 the ASGI app ourselves. Nothing is written outside /tmp.
 
+An event is answered as `lancelot --http` answers the same bytes, whatever API Gateway relays: a header
+outside Latin-1 goes to the guard as UTF-8, and a body flagged base64 that is not is a 400 with a JSON-RPC
+body once the guard reads it, so every check before the body (auth included) comes first.
+
 Authentication follows the HTTP server's rules (`bearer.py`, in the same guard). A function URL or API
 Gateway is never loopback, so a container with no auth configured refuses every invocation unless
 LANCELOT_ALLOW_UNAUTHENTICATED says that something in front (an API Gateway JWT authorizer) checks callers.
@@ -31,11 +35,13 @@ from lancelot_schema import settings as settings_module
 from lancelot_schema.settings import Settings
 from lancelot_server import app
 from lancelot_server.auth import bearer
-from lancelot_server.http.guard import Guard, Rules, split_setting
+from lancelot_server.http.guard import Guard, Refusal, Rules, split_setting
+from lancelot_server.http.jsonrpc import PARSE_ERROR
 
 # Decoded bytes handed to the guard per receive(): it stops pulling once a body passes its limit.
 CHUNK = 16 * 1024
 _TEXT_TYPES = ("application/json", "text/")
+NOT_BASE64 = "Parse error: the body is flagged isBase64Encoded but is not base64"
 
 Event = Mapping[str, Any]
 
@@ -144,38 +150,54 @@ def scope(event: Event) -> dict[str, Any]:
         "method": str(http.get("method", "GET")).upper(),
         "scheme": headers.get("x-forwarded-proto", "https"),
         "path": event.get("rawPath") or "/",
-        "raw_path": (event.get("rawPath") or "/").encode(),
+        "raw_path": _wire(event.get("rawPath") or "/"),
         "root_path": "",
-        "query_string": (event.get("rawQueryString") or "").encode(),
-        "headers": [(name.encode("latin-1"), str(value).encode("latin-1")) for name, value in headers.items()],
+        "query_string": _wire(event.get("rawQueryString") or ""),
+        "headers": [(_wire(name), _wire(str(value))) for name, value in headers.items()],
         "client": (http.get("sourceIp", ""), 0),
         "server": (host.split(":")[0], 443),
     }
 
 
+def _wire(text: str) -> bytes:
+    """The bytes a header, path or query came as: Latin-1 when it fits (what the guard decodes), else UTF-8,
+    which is what a client sends for the rest and the HTTP server then sees. Lone surrogates pass as bytes
+    that are no UTF-8, as they would over HTTP, rather than raise before any check."""
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _body_chunks(event: Event) -> Iterator[bytes]:
-    """The body, decoded a slice at a time so an oversized one is never decoded whole."""
+    """The body, decoded a slice at a time so an oversized one is never decoded whole. A body flagged base64
+    that is not is refused when the guard reads it: after the checks that come before the body."""
     body = event.get("body") or ""
     if not event.get("isBase64Encoded"):
-        raw = body.encode("utf-8")
+        raw = body.encode("utf-8", "surrogatepass")  # a lone surrogate: no UTF-8, a parse error as over HTTP
         for start in range(0, len(raw), CHUNK):
             yield raw[start : start + CHUNK]
         return
     step = CHUNK // 3 * 4  # whole base64 quanta
     for start in range(0, len(body), step):
-        yield base64.b64decode(body[start : start + step])
+        try:
+            yield base64.b64decode(body[start : start + step], validate=True)
+        except ValueError:  # binascii.Error, or a character outside ASCII
+            raise Refusal(400, PARSE_ERROR, NOT_BASE64) from None
 
 
 def _receiver(event: Event) -> Callable[[], Any]:
+    """The ASGI receive of the event's body. Each chunk is decoded when asked for, one ahead to know
+    whether more follows."""
     chunks = _body_chunks(event)
-    pending = next(chunks, b"")
+    pending: bytes | None = None
     done = False
 
     async def receive() -> Message:
         nonlocal pending, done
         if done:
             return {"type": "http.disconnect"}
-        chunk = pending
+        chunk = next(chunks, b"") if pending is None else pending
         following = next(chunks, None)
         if following is None:
             done = True

@@ -38,7 +38,12 @@ class Seen:
 
 
 def call(authenticator, headers=None, method="POST", path="/mcp"):
-    headers = {"host": "127.0.0.1:3000", **(headers or {})}
+    headers = {
+        "host": "127.0.0.1:3000",
+        "content-type": "application/json",
+        "accept": "application/json",
+        **(headers or {}),
+    }
     scope = {
         "type": "http",
         "method": method,

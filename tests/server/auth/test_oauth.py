@@ -149,20 +149,25 @@ def test_a_burst_of_unknown_kids_fetches_at_most_once_per_interval(issuer, clock
     assert issuer.hits["/jwks"] == 3
 
 
-def test_keys_are_fetched_again_after_their_max_age_and_kept_when_the_issuer_is_down(issuer, clock):
+def test_keys_past_their_max_age_serve_at_once_while_a_fetch_renews_them(issuer, clock):
     verify = verifier(issuer, clock, max_age=600)
     token = issuer.token()
     verify.verify(token)
     clock.now += 599
     verify.verify(token)
     assert issuer.hits["/jwks"] == 1
+    issuer.rotate("k2", rsa_key(2))
     clock.now += 1
-    verify.verify(token)
+    verify.verify(token)  # k1 is held: it verifies without waiting, and a fetch starts
+    verify.keys.settle()
     assert issuer.hits["/jwks"] == 2
+    assert "no signing key" in rejected(verify, token).reason  # the issuer dropped k1, and so did we
+    verify.verify(issuer.token(kid="k2"))
     issuer.fault = (503, b"down")
     clock.now += 600
     with capture_logs() as logs:
-        verify.verify(token)  # the keys it had still verify
+        verify.verify(issuer.token(kid="k2"))  # the keys it had still verify
+        verify.keys.settle()
     assert issuer.hits["/jwks"] == 3
     assert logs[0]["log_level"] == "warning" and logs[0]["serving"] == "the previous keys"
 
@@ -391,6 +396,28 @@ def test_threads_verifying_at_once_share_one_fetch(issuer):
         thread.join()
     assert results == [{"docs"}] * 8
     assert issuer.hits["/jwks"] == 1
+
+
+def test_a_held_key_even_past_its_max_age_verifies_at_once_while_unknown_kids_wait_on_one_fetch(issuer, clock):
+    verify = verifier(issuer, clock, timeout=3, max_age=600)
+    token = issuer.token()
+    verify.verify(token)
+    issuer.fault = "hang"
+    clock.now += 600  # the held keys are due for renewal too
+    strangers = [issuer.token(kid=f"random-{n}", private=rsa_key(7)) for n in range(20)]
+    reasons = []
+    threads = [threading.Thread(target=lambda t=t: reasons.append(rejected(verify, t).reason)) for t in strangers]
+    for thread in threads:
+        thread.start()
+    while issuer.hits["/jwks"] < 2:
+        time.sleep(0.01)
+    started = time.monotonic()
+    assert verify.verify(token).label == "jwt:alice"
+    assert time.monotonic() - started < 1  # the fetch hangs for 3 s
+    for thread in threads:
+        thread.join()
+    assert len(reasons) == 20 and all("no signing key" in reason for reason in reasons)
+    assert issuer.hits["/jwks"] == 2  # twenty unknown kids shared one fetch
 
 
 @pytest.mark.parametrize(

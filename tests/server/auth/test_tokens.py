@@ -5,6 +5,7 @@ import os
 import time
 
 import pytest
+from structlog.testing import capture_logs
 
 from lancelot_server.auth import tokens
 from lancelot_server.auth.tokens import StaticTokens, TokenFileError, parse
@@ -66,11 +67,15 @@ def test_a_missing_file_at_start_is_an_error(tmp_path):
         StaticTokens(file=str(tmp_path / "absent"))
 
 
-def _rewrite(file, text):
-    """Rewrite the file so its stamp changes, and let the once-a-second check come round."""
-    stamp = file.stat().st_mtime_ns
-    file.write_text(text)
-    os.utime(file, ns=(stamp + 2_000_000_000, stamp + 2_000_000_000))
+def _rewrite(file, text, age=0.0):
+    """Rewrite the file in place (its inode kept), changed `age` seconds ago, and let the once-a-second check
+    come round."""
+    with file.open("r+") as handle:
+        handle.truncate(0)
+        handle.write(text)
+    if age:
+        stamp = time.time_ns() - int(age * 1e9)
+        os.utime(file, ns=(stamp, stamp))
     time.sleep(tokens.RECHECK_SECONDS + 0.05)
 
 
@@ -85,14 +90,68 @@ def test_rewriting_the_file_rotates_tokens_without_a_restart(tmp_path):
         verifier.verify(GOOD)
 
 
+def test_a_rewrite_keeping_inode_size_and_mtime_is_seen(tmp_path):
+    file = tmp_path / "tokens"
+    file.write_text(f"ci {GOOD}\n")
+    verifier = StaticTokens(file=str(file))
+    before = file.stat()
+    _rewrite(file, f"ci2 {OTHER}\n")
+    os.utime(file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = file.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    assert verifier.verify(OTHER).label == "ci2"
+    with pytest.raises(Rejected):
+        verifier.verify(GOOD)
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        pytest.param(f"ci {GOOD} docs\nci-2 {OTHER[:5]}", id="mid-token"),
+        pytest.param(f"ci {GOOD} docs\nci-2", id="mid-line"),
+        pytest.param(f"ci {GOOD}", id="before-its-tables"),
+        pytest.param("", id="empty"),
+        pytest.param(f"ci {GOOD} docs\nci-2 \xfc".encode("latin-1"), id="mid-character"),
+    ],
+)
+def test_a_file_caught_half_written_keeps_the_last_good_tokens(tmp_path, cut):
+    file = tmp_path / "tokens"
+    file.write_text(f"ci {GOOD} docs\n")
+    verifier = StaticTokens(file=str(file))
+    if isinstance(cut, bytes):
+        file.write_bytes(cut)
+    else:
+        file.write_text(cut)
+    time.sleep(tokens.RECHECK_SECONDS + 0.05)
+    with capture_logs() as logs:
+        assert verifier.verify(GOOD).tables == {"docs"}
+    assert [log["event"] for log in logs] == ["token_file_being_written"]
+    file.write_text(f"ci {GOOD} docs\nci-2 {OTHER}\n")
+    time.sleep(tokens.RECHECK_SECONDS + 0.05)
+    assert verifier.verify(OTHER).label == "ci-2"
+    assert verifier.verify(GOOD).tables == {"docs"}
+
+
+def test_a_last_line_without_a_newline_counts_once_the_file_has_stood(tmp_path):
+    file = tmp_path / "tokens"
+    file.write_text(f"ci {GOOD}\n")
+    verifier = StaticTokens(file=str(file))
+    _rewrite(file, f"ci2 {OTHER}", age=tokens.WRITING_SECONDS)
+    assert verifier.verify(OTHER).label == "ci2"
+    with pytest.raises(Rejected):
+        verifier.verify(GOOD)
+
+
 def test_a_file_broken_after_start_accepts_no_token_from_it_until_mended(tmp_path):
     file = tmp_path / "tokens"
     file.write_text(f"ci {GOOD}\n")
     verifier = StaticTokens([OTHER], file=str(file))
-    _rewrite(file, "broken line with too many fields\n")
-    with pytest.raises(Rejected):
-        verifier.verify(GOOD)
-    assert verifier.verify(OTHER).label == "env-1"  # the environment's tokens do not depend on the file
+    with capture_logs() as logs:
+        _rewrite(file, "broken line with too many fields\n", age=tokens.WRITING_SECONDS)
+        with pytest.raises(Rejected):
+            verifier.verify(GOOD)
+        assert verifier.verify(OTHER).label == "env-1"  # the environment's tokens do not depend on the file
+    assert [log["event"] for log in logs] == ["token_file_unusable"]
     _rewrite(file, f"ci {GOOD}\n")
     assert verifier.verify(GOOD).label == "ci"
     file.unlink()

@@ -49,7 +49,12 @@ class Body:
 
 
 def call(headers=None, method="POST", path="/mcp", body=None, rules=RULES):
-    headers = {"host": "127.0.0.1:3000", "content-type": "application/json", **(headers or {})}
+    headers = {
+        "host": "127.0.0.1:3000",
+        "content-type": "application/json",
+        "accept": "application/json",
+        **(headers or {}),
+    }
     scope = {
         "type": "http",
         "method": method,
@@ -285,3 +290,32 @@ def test_http_rules_skip_the_host_check_on_a_public_bind_unless_hosts_are_listed
 def test_loopback_addresses():
     assert all(is_loopback(host) for host in ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
     assert not any(is_loopback(host) for host in ["0.0.0.0", "::", "192.0.2.1"])
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "application/json; charset=utf-8", " Application/JSON ;charset=UTF-8"]
+)
+@pytest.mark.parametrize(
+    "accept", ["application/json", "*/*", "application/*;q=0.5", "text/event-stream, application/json"]
+)
+def test_a_json_body_from_a_client_taking_json_passes(content_type, accept):
+    status, _, _, app, _ = call({"content-type": content_type, "accept": accept})
+    assert status == 200 and app.bodies == [INIT]
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "says"),
+    [
+        ({"content-type": ""}, 415, "Content-Type: application/json"),
+        ({"content-type": "text/plain"}, 415, "Content-Type: application/json"),
+        ({"content-type": "application/jsonx"}, 415, "Content-Type: application/json"),
+        ({"accept": ""}, 406, "Accept: application/json, text/event-stream"),
+        ({"accept": "text/event-stream"}, 406, "Accept: application/json, text/event-stream"),
+        ({"accept": "text/*"}, 406, "Accept: application/json, text/event-stream"),
+    ],
+)
+def test_a_body_not_json_or_a_client_not_taking_json_is_refused_before_the_body_is_read(headers, status, says):
+    got, head, body, app, receive = call(headers)
+    assert got == status and head[b"content-type"] == b"application/json"
+    assert says in json.loads(body)["error"]["message"]
+    assert receive.pulled == 0 and app.bodies == []

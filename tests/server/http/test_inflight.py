@@ -12,7 +12,12 @@ from structlog.testing import capture_logs
 from lancelot_server.http.guard import Guard, Rules
 from lancelot_server.http.inflight import InFlight
 
-SCOPE = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"host", b"127.0.0.1:3000")]}
+SCOPE = {
+    "type": "http",
+    "method": "POST",
+    "path": "/mcp",
+    "headers": [(b"host", b"127.0.0.1:3000"), (b"content-type", b"application/json"), (b"accept", b"application/json")],
+}
 PING = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
 # Any test here is over in well under a second; the bound only stops a broken one from hanging.
 HANG_S = 10

@@ -1,6 +1,7 @@
 """Who may call an HTTP or Lambda server: bearer tokens checked in the guard, before a body is read.
 
-    Authorization: Bearer TOKEN ─→ static tokens (tokens.py) ─→ else a JWT (oauth.py, in a worker thread)
+    Authorization: Bearer TOKEN ─→ static tokens (tokens.py) ─→ else a JWT (oauth.py; one whose key is not
+                                 │                                 held waits in a thread of KEY_WAITS)
                                  └→ Principal: set in `callers.current` for the tools; its label in the log
 
 Two modes, alone or together: static tokens (`LANCELOT_AUTH_TOKENS`, `LANCELOT_AUTH_TOKENS_FILE`), and an
@@ -34,6 +35,8 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 _TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 # A JWT is three base64url parts; only those go to the JWT verifier.
 _JWT = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+# Threads that may wait on the one fetch of the issuer's keys at once; more such tokens queue for them.
+KEY_WAITS = 8
 
 
 class AuthConfigError(ValueError):
@@ -95,6 +98,7 @@ class Authenticator:
     jwt: JwtCheck | None = None
     oauth: Oauth | None = None
     documents: dict[str, bytes] = field(default_factory=dict)
+    key_waits: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(KEY_WAITS), repr=False)
 
     def __post_init__(self) -> None:
         if self.oauth is not None:
@@ -150,8 +154,9 @@ class Authenticator:
         if self.jwt is not None and _JWT.fullmatch(token):
             if not self.jwt.may_block(token):
                 return self.jwt.verify(token)  # keys at hand: CPU work, on the loop
-            # A fetch of the issuer's keys may wait: off the event loop.
-            return await anyio.to_thread.run_sync(self.jwt.verify, token)
+            # A fetch of the issuer's keys may wait: off the event loop, and in threads of its own, so that
+            # tokens naming unknown kids never take the threads the tools run in.
+            return await anyio.to_thread.run_sync(self.jwt.verify, token, limiter=self.key_waits)
         raise rejected or Rejected("the token is not a JWT")
 
 

@@ -207,7 +207,12 @@ def _pick(keys: Keys, kid: str | None, alg: str) -> jwt.PyJWK | None:
 
 class _KeyCache:
     """The issuer's signing keys: fetched on first use, again when `max_age` old or when a token names a kid
-    they lack, but never more than once per `refetch` seconds, so random kids cannot make us hammer the issuer."""
+    they lack, but never more than once per `refetch` seconds, so random kids cannot make us hammer the issuer.
+
+    One fetch at a time, in a thread of its own; no lock is held while it runs. A key already held (even one
+    past `max_age`, which a fetch in the background then renews) is used at once; a token whose kid is not
+    held waits on the fetch in flight, or the one it may start, for at most `timeout` seconds.
+    """
 
     def __init__(
         self,
@@ -221,39 +226,52 @@ class _KeyCache:
     ) -> None:
         self.issuer, self.jwks_url, self.algorithms = issuer, jwks_url, algorithms
         self.timeout, self.refetch, self.max_age, self.clock = timeout, refetch, max_age, clock
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _tried and _fetch, never held during a fetch
         self._current: tuple[Keys, float] | None = None  # the keys and when they were fetched
         self._tried: float | None = None
+        self._fetch: threading.Event | None = None  # set when the fetch in flight ends
 
     def find(self, kid: str | None, alg: str) -> jwt.PyJWK:
-        key = self._fresh(kid, alg)
-        if key is not None:
+        current = self._current
+        if current is not None and (key := _pick(current[0], kid, alg)) is not None:
+            if self.clock() - current[1] >= self.max_age:
+                self._start()  # served meanwhile: stale keys serve while the issuer cannot be reached
             return key
-        with self._lock:  # one fetch at a time; the threads that waited find its keys
-            key = self._fresh(kid, alg)
-            now = self.clock()
-            if key is None and (self._tried is None or now - self._tried >= self.refetch):
-                self._tried = now
-                self._refresh()
-            current = self._current
+        fetch = self._start()
+        if fetch is not None:
+            fetch.wait(self.timeout)
+        current = self._current
         if current is None:
             raise Rejected("the issuer's signing keys could not be fetched; try again later")
-        key = _pick(current[0], kid, alg)  # stale keys serve while the issuer cannot be reached
+        key = _pick(current[0], kid, alg)
         if key is None:
             raise Rejected("no signing key of the issuer matches the token (kid, alg)")
         return key
 
     def held(self, kid: str | None, alg: str) -> bool:
-        """Whether a fresh key for (kid, alg) is at hand, so that `find` needs no fetch."""
-        return self._fresh(kid, alg) is not None
-
-    def _fresh(self, kid: str | None, alg: str) -> jwt.PyJWK | None:
+        """Whether a key for (kid, alg) is at hand, so that `find` does not wait."""
         current = self._current
-        if current is None or self.clock() - current[1] >= self.max_age:
-            return None
-        return _pick(current[0], kid, alg)
+        return current is not None and _pick(current[0], kid, alg) is not None
 
-    def _refresh(self) -> None:
+    def settle(self) -> None:
+        """Wait for the fetch in flight, if any, to end (at most `timeout` seconds)."""
+        fetch = self._fetch
+        if fetch is not None:
+            fetch.wait(self.timeout)
+
+    def _start(self) -> threading.Event | None:
+        """The fetch in flight, or a new one when `refetch` seconds have passed since the last; else None."""
+        with self._lock:
+            if self._fetch is None:
+                now = self.clock()
+                if self._tried is not None and now - self._tried < self.refetch:
+                    return None
+                self._tried = now
+                self._fetch = threading.Event()
+                threading.Thread(target=self._refresh, args=(self._fetch,), name="jwks-fetch", daemon=True).start()
+            return self._fetch
+
+    def _refresh(self, done: threading.Event) -> None:
         deadline = time.monotonic() + self.timeout
         try:
             if self.jwks_url is None:
@@ -262,9 +280,13 @@ class _KeyCache:
         except _Unavailable as exc:
             kept = "the previous keys" if self._current else "none"
             log.warning("oauth keys unavailable", issuer=self.issuer, problem=str(exc), serving=kept)
-            return
-        self._current = (keys, self.clock())
-        log.info("oauth keys fetched", url=self.jwks_url, kids=sorted(str(kid) for kid in keys))
+        else:
+            self._current = (keys, self.clock())
+            log.info("oauth keys fetched", url=self.jwks_url, kids=sorted(str(kid) for kid in keys))
+        finally:
+            with self._lock:
+                self._fetch = None
+            done.set()
 
 
 class JwtVerifier:

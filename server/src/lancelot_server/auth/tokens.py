@@ -6,9 +6,12 @@ Two sources, both read as SHA-256 digests so that no token is kept in memory lon
   `env-2`, ... in logs. Fixed for the life of the process.
 - `LANCELOT_AUTH_TOKENS_FILE`: one token per line, `LABEL SECRET [TABLES]`, `#` starts a comment. SECRET is
   the token itself or `sha256:` and its hex digest (so the file need not hold the token); TABLES is a
-  comma-separated list the token is limited to. The file is checked for a change at most once a second,
-  so tokens rotate without a restart. A file that cannot be read or parsed after a change accepts no
-  token until it is mended (failing closed: a typo must not keep a revoked token alive).
+  comma-separated list the token is limited to. The file is read again at most once a second, and a
+  change of its content (its digest: a rewrite may keep inode, size and mtime) replaces the token set
+  whole, so tokens rotate without a restart. A file that cannot be read or parsed accepts no token until
+  it is mended (failing closed: a typo must not keep a revoked token alive), except while it may still be
+  being written (changed less than `WRITING_SECONDS` ago): then the last good set serves meanwhile. So
+  does it while a file so recent has no newline at its end, which a file cut short mid-line would lack.
 
 A presented token is hashed and compared with every entry in constant time (`hmac.compare_digest`).
 """
@@ -33,6 +36,10 @@ from lancelot_server.auth.verifier import Rejected
 MIN_TOKEN_LENGTH = 16
 GENERATE = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 RECHECK_SECONDS = 1.0
+# A file changed less than this ago that does not parse, or lacks its last newline, is taken for one still
+# being written.
+WRITING_SECONDS = 2.0
+KEPT = "the last good tokens serve meanwhile"
 _DIGEST = re.compile(r"sha256:([0-9a-fA-F]{64})")
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
 
@@ -101,31 +108,28 @@ class StaticTokens:
         self._fixed = from_environment(tokens)
         self._file = Path(file) if file else None
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int, int] | None = None
         self._checked = 0.0
+        self._seen: bytes | None = None  # the digest of the content `_from_file` was made from, or refused
         self._from_file: list[Entry] = []
         if self._file is not None:
             # At start a bad file is an error the operator sees at once, not a server that refuses everyone.
-            self._stamp = self._stat()
-            if self._stamp is None:
-                raise TokenFileError(f"LANCELOT_AUTH_TOKENS_FILE {self._file} cannot be read")
-            self._from_file = self._read()
+            content = self._read()
+            self._from_file = self._parse(content)
+            self._seen = hashlib.sha256(content).digest()
             self._checked = time.monotonic()
 
-    def _stat(self) -> tuple[int, int, int] | None:
+    def _read(self) -> bytes:
         assert self._file is not None
         try:
-            info = self._file.stat()
-        except OSError:
-            return None
-        return (info.st_ino, info.st_mtime_ns, info.st_size)
-
-    def _read(self) -> list[Entry]:
-        assert self._file is not None
-        try:
-            text = self._file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            return self._file.read_bytes()
+        except OSError as exc:
             raise TokenFileError(f"LANCELOT_AUTH_TOKENS_FILE {self._file} cannot be read ({exc})") from None
+
+    def _parse(self, content: bytes) -> list[Entry]:
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TokenFileError(f"LANCELOT_AUTH_TOKENS_FILE {self._file} is not UTF-8 ({exc})") from None
         return parse(text, str(self._file))
 
     def _current(self) -> list[Entry]:
@@ -135,22 +139,42 @@ class StaticTokens:
             now = time.monotonic()
             if now - self._checked >= RECHECK_SECONDS:
                 self._checked = now
-                stamp = self._stat()
-                if stamp != self._stamp:
-                    self._stamp = stamp
-                    self._reload()
+                self._reload()
             return self._fixed + self._from_file
 
     def _reload(self) -> None:
+        """Read, parse, then swap: the token set is never made from part of a file."""
         try:
-            self._from_file = self._read()
+            content = self._read()
+            seen = hashlib.sha256(content).digest()
+            if seen == self._seen:
+                return
+            # A file cut short mid-line may still parse, as a token without its tables limit: wait for its end.
+            if not content.endswith(b"\n") and self._being_written():
+                log.warning("token_file_being_written", reason="its last line has no end yet", effect=KEPT)
+                return
+            entries = self._parse(content)
         except TokenFileError as exc:
-            self._from_file = []
-            log.error(
-                "token_file_unusable", reason=str(exc), effect="no token from the file is accepted until it is mended"
-            )
-        else:
-            log.info("token_file_reloaded", file=str(self._file), tokens=len(self._from_file))
+            if self._being_written():
+                log.warning("token_file_being_written", reason=str(exc), effect=KEPT)
+            else:
+                self._unusable(str(exc))
+            return
+        self._from_file, self._seen = entries, seen
+        log.info("token_file_reloaded", file=str(self._file), tokens=len(entries))
+
+    def _unusable(self, reason: str) -> None:
+        if self._seen is not None:  # logged once, when the file breaks
+            log.error("token_file_unusable", reason=reason, effect="no token from the file until it is mended")
+        self._from_file, self._seen = [], None
+
+    def _being_written(self) -> bool:
+        assert self._file is not None
+        try:
+            age = time.time() - self._file.stat().st_mtime
+        except OSError:
+            return False  # gone: nothing is being written
+        return 0 <= age < WRITING_SECONDS
 
     def verify(self, token: str) -> Principal:
         presented = digest(token)

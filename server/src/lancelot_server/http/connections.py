@@ -13,6 +13,8 @@ uvicorn's public `Config(http=...)`, with:
                                                                          is closed as above to make room;
                                                                          with none such, 503, Retry-After
     answered before its body was all read (the guard's 408 or 413)     → closed once the answer is out
+    bytes that are no HTTP/1.1 request (h11 refuses them)              → 400 with a JSON-RPC body, and
+                                                                         closed (uvicorn's is plain text)
 
 Slow clients at the cap so cannot shut out clients that send their request at once. Once the headers
 are in, the guard gives the body the same time (408). Troubles that come in thousands (accepts failing
@@ -36,6 +38,7 @@ from lancelot_server.http import jsonrpc
 from lancelot_server.http.conditions import Condition
 
 REQUEST_TIMEOUT_S = 30.0
+MAX_HEAD = 16 * 1024  # a request line and headers larger than this are refused (h11's default)
 MAX_CONNECTIONS = 1000
 RETRY_AFTER_S = 1
 # At the cap, a connection that has awaited its request this long makes room for a new one: a client
@@ -123,6 +126,14 @@ class Connection(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to bytes h11 cannot parse (`msg` says only that), with a JSON-RPC body."""
+        message = (
+            "Bad request: not a valid HTTP/1.1 request (a malformed request line or header, a framing it "
+            f"cannot read, or a head over {MAX_HEAD // 1024} KB)"
+        )
+        self._end(answer(HTTPStatus.BAD_REQUEST, message))
 
     def _watch(self) -> None:
         """Run the deadline while the connection awaits a request's headers (h11: the client is IDLE)."""

@@ -10,15 +10,18 @@ A small pure ASGI layer, so both transports apply exactly the same rules, in thi
     OPTIONS from an allowed Origin       → 204, the CORS preflight answer
     GET of a published document          → 200, the JSON (OAuth's Protected Resource Metadata: `bearer.py`)
     method other than POST               → 405, `Allow: POST`
-    bearer token missing or not valid    → 401 / 403 / 400 with `WWW-Authenticate`, when auth is on (`bearer.py`)
     MCP-Protocol-Version not supported   → 400 (a missing header means 2025-03-26)
+    bearer token missing or not valid    → 401 / 403 / 400 with `WWW-Authenticate`, when auth is on (`bearer.py`)
+    Content-Type not application/json    → 415
+    Accept without application/json     → 406 (the SDK's rule: `*/*` and `application/*` count)
     body over 64 KB                      → 413, without reading more than 64 KB + one chunk
     body not complete within 30 s        → 408 (a client holding connections open with a trickle;
                                            `Rules.body_timeout`, `--request-timeout` over HTTP)
     body not one JSON-RPC message        → 400, a short JSON-RPC error (see `jsonrpc.py`)
 
 We do these ourselves rather than rely on the SDK: it answers a foreign Host with 421, turns its
-checks off for non-loopback binds, and trusts Content-Length. Every answer to an allowed Origin,
+checks off for non-loopback binds, trusts Content-Length, and refuses some requests in plain text or
+with no body at all. What it still refuses so gets a JSON-RPC body from `answers.py`. Every answer to an allowed Origin,
 refusals included, carries the CORS headers a browser needs to read it. The guard also writes the one
 log line per request (never the query text).
 """
@@ -35,7 +38,7 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lancelot_server.auth import bearer, callers
-from lancelot_server.http import jsonrpc
+from lancelot_server.http import answers, jsonrpc
 
 MAX_BODY = 64 * 1024
 BODY_TIMEOUT_S = 30.0
@@ -51,6 +54,7 @@ CORS_MAX_AGE = "600"
 # JSON-RPC error codes used in our refusals (the SDK's own codes for the same conditions).
 INVALID_REQUEST = jsonrpc.INVALID_REQUEST
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+ACCEPT = "Accept: application/json, text/event-stream"  # what MCP's Streamable HTTP asks clients to send
 
 log = structlog.get_logger("lancelot.http")
 
@@ -111,10 +115,8 @@ class Refusal(Exception):
 
     async def send(self, send: Send) -> None:
         body = jsonrpc.error_body(self.code, self.message, self.id, self.data)
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        headers += [(name.lower().encode(), value.encode()) for name, value in self.headers.items()]
-        await send({"type": "http.response.start", "status": self.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body, "more_body": False})
+        headers = [(name.lower().encode(), value.encode()) for name, value in self.headers.items()]
+        await answers.send_json(send, self.status, body, headers)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -166,6 +168,18 @@ def check_headers(rules: Rules, scope: Scope, documents: Mapping[str, bytes] | N
             data={"supported": supported, "requested": version},
         )
     return origin
+
+
+def check_media(scope: Scope) -> None:
+    """The body must be JSON and the client must take a JSON answer, as the SDK requires."""
+    media = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise Refusal(
+            415, INVALID_REQUEST, "Unsupported media type: send the body with `Content-Type: application/json`"
+        )
+    accepted = {part.split(";")[0].strip().lower() for part in (_header(scope, b"accept") or "").split(",")}
+    if not accepted & {"application/json", "application/*", "*/*"}:
+        raise Refusal(406, INVALID_REQUEST, f"Not acceptable: send `{ACCEPT}`; the answers are JSON")
 
 
 def cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
@@ -270,7 +284,7 @@ class Guard:
     """
 
     def __init__(self, app: ASGIApp, rules: Rules, auth: Authenticate | None = None) -> None:
-        self.app = app
+        self.app = answers.JsonErrors(app)
         self.rules = rules
         self.auth = auth
         self.documents = auth.documents if auth is not None else None
@@ -303,6 +317,7 @@ class Guard:
                 return
             principal = await self._authenticate(scope)
             caller = principal.label if principal is not None else None
+            check_media(scope)
             body = await read_body(scope, receive, self.rules.body_timeout)
             checked = read_message(body)
             token = callers.current.set(principal)

@@ -138,6 +138,8 @@ def serve(
         host=host,
         port=port,
         http=connections.protocol(pool),
+        h11_max_incomplete_event_size=connections.MAX_HEAD,
+        ws="none",  # an Upgrade: websocket request is a plain request to the guard, even with a WebSocket library
         lifespan="on",
         log_config=None,  # our logging (stderr) stays in charge; uvicorn must not touch stdout
         access_log=False,  # the guard writes one line per request instead
