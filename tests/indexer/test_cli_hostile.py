@@ -87,7 +87,8 @@ def test_under_watch_a_file_a_reader_fails_on_is_skipped_and_the_watch_goes_on(t
     assert process.stdout is not None
     try:
         first = LINE.match(process.stdout.readline())
-        assert first is not None and first.group(1) == "1 document, 1 chunk; 1 read, 0 unchanged, 0 removed, 2 skipped"
+        summary = "1 document, 1 passage; 1 read, 0 unchanged, 0 removed, 2 skipped"
+        assert first is not None and first.group(1) == summary
         assert process.stdout.readline() == f"Watching {docs} for changes (Ctrl-C to stop).\n"
         (docs / "zz-again.pdf").write_bytes(self_kid_pdf())  # a rebuild meets one more, in the reader processes
         (tmp_path / "more.md").write_text("More.\n", encoding="utf-8")

@@ -384,7 +384,8 @@ def test_a_table_from_before_builds_were_recognised_loses_their_pages_and_reads_
 def test_a_table_of_contents_left_out_is_read_again_only_once_it_changes(tmp_path, monkeypatch):
     docs, db = tmp_path / "docs", tmp_path / "db"
     builds.sphinx(docs)
-    options = Options(workers=1, file_timeout=None)  # read in this process, where the reader is counted
+    # Read in this process, where the reader is counted.
+    options = Options(workers=1, file_timeout=None, file_memory=None)
     build(docs, db, options)
     read, extract = [], html.extract
     monkeypatch.setattr(html, "extract", lambda text, name: read.append(name) or extract(text, name))

@@ -118,7 +118,7 @@ def test_a_folder_of_generated_pages_alone_is_the_no_documents_error_naming_them
         (site / page).unlink()
     result = CliRunner().invoke(main, [str(site), str(tmp_path / "db")])
     assert result.exit_code == 1
-    assert "; 2 generated pages left out (--keep-generated indexes them)" in result.output
+    assert ", 2 generated pages left out (--keep-generated indexes them)" in result.output
 
 
 def test_the_kind_of_page_the_html_reader_names_is_one_the_summary_counts():

@@ -63,7 +63,7 @@ def formats() -> str:
         for suffix, found in FORMATS.items()
         if found.extra is not None and found.library is not None and importlib.util.find_spec(found.library) is None
     }
-    read = ", ".join(FORMATS)
+    read = ", ".join(suffix for suffix in FORMATS if suffix.count(".") == 1)  # .rst.txt is a kind of .txt
     if not missing:
         return read
     extras = ",".join(dict.fromkeys(missing.values()))
