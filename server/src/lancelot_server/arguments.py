@@ -16,7 +16,14 @@ from pydantic_core import PydanticCustomError
 from lancelot_server.errors import shown
 from lancelot_server.reading.read import MAX_AROUND
 from lancelot_server.replies import Mode
-from lancelot_server.search.filters import DATE_FORMS, DATE_PATTERN, MAX_TAGS, MAX_TYPES, date_problem
+from lancelot_server.search.filters import (
+    DATE_FORMS,
+    DATE_PATTERN,
+    FEWER_TAGS,
+    MAX_TAGS,
+    MAX_TYPES,
+    date_problem,
+)
 from lancelot_server.storage.tables import MAX_TABLES
 from lancelot_server.tools import (
     DEFAULT_PER_DOCUMENT,
@@ -136,6 +143,15 @@ def _date(value: str) -> str:
     return value
 
 
+def _few_enough_tags(value: Any) -> Any:
+    # Before pydantic's own `max_length` check (which the published schema shows), to say what to do instead.
+    if isinstance(value, list) and len(value) > MAX_TAGS:
+        raise PydanticCustomError(
+            "too_many_tags", "Input should list at most {most} tags; {advice}", {"most": MAX_TAGS, "advice": FEWER_TAGS}
+        )
+    return value
+
+
 Tags = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_ARGUMENT)]] | None,
     Field(
@@ -145,6 +161,7 @@ Tags = Annotated[
         "keywords of an HTML page, PDF or Word document; a tag is matched whole, in any case. Any of them, unless "
         "tagMatch is all.",
     ),
+    BeforeValidator(_few_enough_tags),
 ]
 TagMatch = Annotated[
     Literal["any", "all"],
@@ -263,6 +280,8 @@ def _kind(value: Any) -> str:
     """A JSON value's type in words, for a message that must not echo the value itself."""
     if value is None:
         return "null"
+    if isinstance(value, list):
+        return f"an array of {len(value):,} item{'' if len(value) == 1 else 's'}"
     kinds = {
         bool: "a boolean",
         str: "a string",

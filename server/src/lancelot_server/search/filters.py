@@ -8,17 +8,18 @@ A filter is a pyarrow expression whose values are literals in it, never SQL text
 Substrait) before it ranks, on BM25, vector and substring searches alike, so a reply holds `limit` hits
 whenever that many passages match, however deep in the ranking they are. A tag matches when the document's
 `tags` holds it between two separators (`match_substring`, a literal, not a pattern: `%` and `_` are
-characters); both sides are normalised by `layout.tag_key`. Dates are ISO text, which sorts as dates do; a
-document without a date matches no date filter. Several filters must all hold, and so must the path prefix.
+characters); both sides are normalised by `layout.tag_key`, and the tags' terms are joined as a balanced tree
+(`balanced`: a chain one level deeper per tag cost twice the CPU per tag). Dates are ISO text, which sorts
+as dates do; a document without a date matches no date filter. Several filters must all hold, and so must the
+path prefix.
 """
 
 from __future__ import annotations
 
 import calendar
-import functools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,9 @@ from lancelot_server.errors import InvalidRequest, shown
 from lancelot_server.storage.store import Layout
 
 TAG_MATCHES: tuple[str, ...] = ("any", "all")
+# Tags a search takes: each is one more term of the condition Lance checks on every row it reads.
 MAX_TAGS = 20
+FEWER_TAGS = "keep the tags that matter most, and with tagMatch any search again for the others"
 MAX_TYPES = 8
 # What `types` accepts: the file types the indexer records (`layout.FILE_TYPES`' values).
 FILE_TYPES: tuple[str, ...] = tuple(sorted(set(layout.FILE_TYPES.values())))
@@ -95,8 +98,10 @@ class Filters:
         types: Sequence[str] | None = None,
     ) -> Filters:
         """The filters a search's arguments ask for, checked; InvalidRequest naming the argument that is wrong."""
-        if tags is not None and not 1 <= len(tags) <= MAX_TAGS:
-            raise InvalidRequest(f"tags must list 1 to {MAX_TAGS} tags; got {len(tags)}.")
+        if tags is not None and not tags:
+            raise InvalidRequest(f"tags must list 1 to {MAX_TAGS} tags; got 0.")
+        if tags is not None and len(tags) > MAX_TAGS:
+            raise InvalidRequest(f"tags lists {len(tags)} tags; a search takes at most {MAX_TAGS} tags: {FEWER_TAGS}.")
         if tag_match not in TAG_MATCHES:
             raise InvalidRequest(f"tagMatch must be one of {', '.join(TAG_MATCHES)}; got {shown(tag_match, 40)}.")
         if types is not None and not 1 <= len(types) <= MAX_TYPES:
@@ -133,7 +138,7 @@ class Filters:
                 pc.match_substring(pc.field(layout.TAGS), layout.TAG_SEPARATOR + tag + layout.TAG_SEPARATOR)
                 for tag in self.tags
             ]
-            parts.append(_joined(held, all_of=self.match_all))
+            parts.append(balanced(held, operator.and_ if self.match_all else operator.or_))
         if self.since is not None:
             parts.append(pc.field(layout.DATE) >= pc.scalar(self.since))
         if self.until is not None:
@@ -141,7 +146,7 @@ class Filters:
         if self.types:
             parts.append(pc.field(layout.FILE_TYPE).isin(list(self.types)))
         # A null (no tags, no date) is no match: a filter keeps only rows where it is true, and no part is negated.
-        return _joined(parts, all_of=True) if parts else None
+        return balanced(parts, operator.and_) if parts else None
 
 
 NONE_KEPT = "no document of the table has the tags, date or file type asked for"
@@ -152,5 +157,10 @@ def any_kept(table: Any, condition: Any) -> bool:
     return bool(table.search().where(condition).select([layout.ID]).limit(1).to_arrow().num_rows)
 
 
-def _joined(parts: list[Any], *, all_of: bool) -> Any:
-    return functools.reduce(operator.and_ if all_of else operator.or_, parts)
+def balanced(terms: list[Any], join: Callable[[Any, Any], Any]) -> Any:
+    """`terms` (pyarrow expressions) joined pairwise, level by level: a tree as shallow as it can be. Both pyarrow's
+    Substrait encoding and Lance take time that doubles with each level of a chain joined one term after another
+    (the substring lookup's words, the tag filter's tags: docs/decisions.md, "Search cost")."""
+    while len(terms) > 1:
+        terms = [join(*terms[at : at + 2]) if at + 1 < len(terms) else terms[at] for at in range(0, len(terms), 2)]
+    return terms[0]

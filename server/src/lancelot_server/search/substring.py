@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,6 +24,7 @@ from lancelot_server.search.core import (
     source_array,
     starting_with,
 )
+from lancelot_server.search.filters import balanced
 from lancelot_server.storage.store import Layout, damage
 
 # The substring match runs when BM25 finds nothing: an identifier, part of a word, a word of another script.
@@ -134,8 +134,8 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
     held = []
     for gram in _spread(_trigrams(word), LOOKUP_TRIGRAMS):
         spellings = itertools.product(*((char, char.upper()) if char.isalpha() else (char,) for char in gram))
-        held.append(_balanced([pc.match_substring(text, "".join(s)) for s in spellings], operator.or_))
-    where = _balanced(held, operator.and_)
+        held.append(balanced([pc.match_substring(text, "".join(s)) for s in spellings], operator.or_))
+    where = balanced(held, operator.and_)
     if wanted.prefix is not None:
         where = where & starting_with(pc.field(layout.PATH), wanted.prefix)
     kept: list[Any] = []
@@ -154,14 +154,6 @@ def _looked_up(table: Any, table_layout: Layout, columns: list[str], word: str, 
     finally:
         reader.close()
     return pa.Table.from_batches(kept, schema=reader.schema)
-
-
-def _balanced(terms: list[Any], join: Callable[[Any, Any], Any]) -> Any:
-    """`terms` joined pairwise, level by level: a tree as shallow as it can be. Lance takes far longer over a
-    deep one (docs/decisions.md, "Search cost")."""
-    while len(terms) > 1:
-        terms = [join(*terms[at : at + 2]) if at + 1 < len(terms) else terms[at] for at in range(0, len(terms), 2)]
-    return terms[0]
 
 
 def _scanned(table: Any, table_layout: Layout, columns: list[str], words: list[str], wanted: Wanted) -> Any:
