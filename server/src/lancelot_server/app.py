@@ -72,12 +72,12 @@ from lancelot_server.arguments import (
 )
 from lancelot_server.errors import LancelotError
 from lancelot_server.reading import resources
-from lancelot_server.reading.read import Reading, ReadReply
+from lancelot_server.reading.read import DEFAULT_BUDGET, Reading, ReadReply
 from lancelot_server.replies import SearchReply, StatusReply, VersionReply
 from lancelot_server.search.filters import Filters
 from lancelot_server.stdio import ScrubbedLines
 from lancelot_server.storage.store import Store
-from lancelot_server.tools import DEFAULT_BUDGET, DEFAULT_PER_DOCUMENT, QUERY_LIMIT, SEARCH_LIMIT, Tools
+from lancelot_server.tools import DEFAULT_PER_DOCUMENT, QUERY_LIMIT, SEARCH_LIMIT, Tools
 
 log = structlog.get_logger("lancelot.server")
 T = TypeVar("T")

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Discriminator, Field, Strict, Tag, ValidationError
 from pydantic_core import PydanticCustomError
 
-from lancelot_server.errors import shown
-from lancelot_server.reading.read import MAX_AROUND
+from lancelot_server.errors import shown, shown_number
+from lancelot_server.reading.read import MAX_AROUND, MAX_BUDGET, MIN_BUDGET
 from lancelot_server.replies import Mode
 from lancelot_server.search.filters import (
     DATE_FORMS,
@@ -25,16 +25,7 @@ from lancelot_server.search.filters import (
     date_problem,
 )
 from lancelot_server.storage.tables import MAX_TABLES
-from lancelot_server.tools import (
-    DEFAULT_PER_DOCUMENT,
-    MAX_BUDGET,
-    MAX_LIMIT,
-    MAX_QUERY,
-    MIN_BUDGET,
-    MIN_LIMIT,
-    QUERY_LIMIT,
-    SEARCH_LIMIT,
-)
+from lancelot_server.tools import DEFAULT_PER_DOCUMENT, MAX_LIMIT, MAX_QUERY, MIN_LIMIT, QUERY_LIMIT, SEARCH_LIMIT
 
 # Longest id, source or path prefix accepted: a path of 4,096 bytes (PATH_MAX) and a passage number.
 MAX_ADDRESS = 4200
@@ -232,7 +223,9 @@ def _problem(error: Any, parameters: list[str]) -> str:
     value = error.get("input")
     if isinstance(value, str) and len(value) > 40:
         got = f"{len(value):,} characters"
-    elif isinstance(value, str | bool | int | float) or value is None:
+    elif isinstance(value, int) and not isinstance(value, bool):
+        got = shown_number(value)
+    elif isinstance(value, str | bool | float) or value is None:
         got = repr(value)
     else:
         got = _kind(value)

@@ -51,3 +51,9 @@ class VectorSearchUnavailable(LancelotError):
 def shown(value: str, limit: int = 80) -> str:
     """A client's value, quoted for a message, without echoing a long one back."""
     return repr(value if len(value) <= limit else value[: limit - 1] + "…")
+
+
+def shown_number(value: int) -> str:
+    """A client's whole number, for a message: with thousands separators, or its length when that is long."""
+    written = f"{value:,}"
+    return written if len(written) <= 40 else f"a number of {len(str(abs(value))):,} digits"

@@ -21,6 +21,7 @@ from lancelot_schema.settings import Settings
 from lancelot_server import __version__, status
 from lancelot_server.errors import InvalidRequest, LancelotError, shown
 from lancelot_server.reading import documents, markdown, read
+from lancelot_server.reading.read import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from lancelot_server.replies import (
     Mode,
     SearchHit,
@@ -41,7 +42,6 @@ from lancelot_server.storage.tables import Tables, merged
 MAX_QUERY = 2000
 MIN_LIMIT, MAX_LIMIT = 1, 50
 SEARCH_LIMIT, QUERY_LIMIT = 5, 8
-MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
 MODES: tuple[str, ...] = get_args(Mode)
 # At most this many passages of one document in a reply, unless `perDocument` says otherwise.
 DEFAULT_PER_DOCUMENT = 1

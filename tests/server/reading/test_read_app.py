@@ -3,6 +3,9 @@ pagination, and refusals as tool errors or JSON-RPC errors, never tracebacks."""
 
 from __future__ import annotations
 
+import base64
+import re
+
 import jsonschema
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -10,6 +13,7 @@ from tests.server import corpus
 from tests.server.test_app import call, listed, session
 
 from lancelot_server.reading import resources
+from lancelot_server.reading.read import DEFAULT_BUDGET
 
 
 def test_read_declares_its_arguments_with_from_on_the_wire(lancelot_db):
@@ -102,7 +106,7 @@ def test_a_long_document_resource_is_bounded_and_says_how_to_read_on(tmp_path):
         return first, second
 
     first, second = session(tmp_path / "db", calls)
-    assert len(first) < 12_500 and "Continue with" in first
+    assert len(first) <= DEFAULT_BUDGET and "Continue with" in first
     assert "_Or read the resource lancelot://documents/long.txt?from=" in first
     assert second.split("\n## ")[1].startswith("Passage 9")
 
@@ -147,3 +151,84 @@ def test_listing_uses_the_configured_table(lancelot_db):
 
     names = [r.name for r in session(lancelot_db, calls, LANCEDB_TABLE="workspace")]
     assert names == ["link://https://example.com/hours", "localfiles/chain.md", "localfiles/puncture.md"]
+
+
+def _refused(db, calls, **environ):
+    """The JSON-RPC error `calls(client)` meets (it must meet one)."""
+
+    async def meeting(client):
+        with pytest.raises(MCPError) as refused:
+            await calls(client)
+        return refused.value.error
+
+    return session(db, meeting, **environ)
+
+
+@pytest.mark.parametrize(
+    ("cursor", "why"),
+    [
+        (base64.urlsafe_b64encode(b"[" * 40_000 + b"]" * 40_000).decode(), "nested 40,000 deep (RecursionError)"),
+        (base64.urlsafe_b64encode(b"[" * 10_000 + b"]" * 10_000).decode(), "nested 10,000 deep, in a short cursor"),
+        (base64.urlsafe_b64encode(b'{"table": "documents", "after": "' + b"a" * 100_000 + b'"}').decode(), "huge"),
+        ("\u00b2\u00b2\u00b2\u00b2", "not ASCII"),
+    ],
+)
+def test_a_hostile_cursor_is_refused_with_the_reason_never_an_internal_error(lancelot_db, cursor, why):
+    error = _refused(lancelot_db, lambda client: client.list_resources(cursor=cursor))
+    assert (error.code, error.message) == (
+        -32602,
+        "The cursor is not one this server gave; list again without a cursor.",
+    ), why
+
+
+@pytest.mark.parametrize(
+    ("uri", "words"),
+    [
+        ("lancelot://documents/guide/puncture.md?from=\u00b2", ["from=N and offset=N only", "N in ASCII digits"]),
+        ("lancelot://documents/guide/puncture.md?offset=\u0663", ["from=N and offset=N only"]),
+        ("lancelot://documents/guide/puncture%FF.md", ["%FF", "not UTF-8", "percent-encode"]),
+        ("lancelot://documents/%C3", ["not UTF-8"]),
+    ],
+)
+def test_a_uri_that_cannot_be_decoded_is_refused_with_the_reason(lancelot_db, uri, words):
+    error = _refused(lancelot_db, lambda client: client.read_resource(uri))
+    assert error.code == -32602, error.message
+    for word in words:
+        assert word in error.message, error.message
+
+
+def test_a_resource_whose_first_passage_is_cut_stays_within_the_default_budget(tmp_path):
+    # The indexer's passages are at most 1,200 characters; another tool's may be longer than the whole budget.
+    rows = [{"id": f"long.txt#{number}", "path": "long.txt", "text": "lorem ipsum " * 2000} for number in range(3)]
+    corpus.plain_table(tmp_path / "db", "foreign", rows)
+
+    async def calls(client):
+        first = (await client.read_resource("lancelot://foreign/long.txt")).contents[0].text
+        on = first.rpartition("_Or read the resource ")[2].removesuffix("._\n")
+        return first, on, (await client.read_resource(on)).contents[0].text
+
+    first, on, second = session(tmp_path / "db", calls, LANCEDB_TABLE="foreign")
+    assert "## Passage 0 (cut)" in first and on.startswith("lancelot://foreign/long.txt?from=0&offset=")
+    assert len(first) <= DEFAULT_BUDGET and len(second) <= DEFAULT_BUDGET, (len(first), len(second))
+    assert "## Passage 0 (cut)" in second
+
+
+def test_messages_quote_at_most_80_characters_of_a_long_source_or_table_name(tmp_path):
+    source, table = "d/" + "s" * 3_800, "t" * 249
+    corpus.plain_table(tmp_path / "db", table, [{"path": source, "text": "one short passage"}])
+
+    async def calls(client):
+        past = await client.call_tool("lancedb_read", {"source": source, "from": 5})
+        small = await client.call_tool("lancedb_read", {"source": source, "budget": 500})
+        no_id = await client.call_tool("lancedb_read", {"id": "x#1"})
+        return [result.content[0].text for result in (past, small, no_id)]
+
+    for message in session(tmp_path / "db", calls, LANCEDB_TABLE=table):
+        assert len(message) < 400, message
+        assert "s" * 80 not in message and "t" * 80 not in message, message
+
+
+@pytest.mark.parametrize("arguments", [{"from": 1e308}, {"from": 0, "offset": 1e308}, {"from": 10**400}])
+def test_a_huge_number_is_not_printed_whole(lancelot_db, arguments):
+    message = call(lancelot_db, "lancedb_read", {"source": "guide/puncture.md", **arguments}).content[0].text
+    assert len(message) < 300 and not re.search(r"[\d,]{30}", message), message

@@ -88,7 +88,7 @@ def find(
     document = _by_source(handle, table_layout, table, source)
     if document is None:
         raise InvalidRequest(
-            f"source {shown(source)} is not a document of table {table!r}. Pass a hit's `source` exactly as "
+            f"source {shown(source)} is not a document of table {shown(table)}. Pass a hit's `source` exactly as "
             "lancedb_search returns it (matched literally, without wildcards), or a hit's `id`."
         )
     return document, None
@@ -111,22 +111,26 @@ def _by_id(handle: Any, table_layout: Layout, table: str, id: str) -> tuple[Docu
         source = id.rpartition("#")[0]
         if number is None or not source:
             raise InvalidRequest(
-                f"id {shown(id)} is not a passage id of table {table!r}: its ids are `path#N` (the document's path "
-                "and the passage's number), as lancedb_search returns them."
+                f"id {shown(id)} is not a passage id of table {shown(table)}: its ids are `path#N` (the document's "
+                "path and the passage's number), as lancedb_search returns them."
             )
         document = _by_source(handle, table_layout, table, source)
         if document is None:
-            raise InvalidRequest(f"id {shown(id)} names the document {shown(source)}, which is not in table {table!r}.")
+            raise InvalidRequest(
+                f"id {shown(id)} names the document {shown(source)}, which is not in table {shown(table)}."
+            )
         if number >= document.total:
             raise InvalidRequest(
                 f"id {shown(id)} names passage {number}, but {shown(source)} has {_passages(document.total)}."
             )
         return document, number
     if table_layout.id is None:
-        raise InvalidRequest(f"Table {table!r} has no id column; read a document by its source instead.")
+        raise InvalidRequest(f"Table {shown(table)} has no id column; read a document by its source instead.")
     owner = _source_of_id(handle, table_layout, table_layout.id, id)
     if owner is None:
-        raise InvalidRequest(f"id {shown(id)} is not a passage of table {table!r}; pass a hit's `id` from this table.")
+        raise InvalidRequest(
+            f"id {shown(id)} is not a passage of table {shown(table)}; pass a hit's `id` from this table."
+        )
     document = _by_source(handle, table_layout, table, owner)
     assert document is not None and document.rows is not None
     position = next(row[NUMBER] for row in document.rows if str(row.get(table_layout.id)) == id)

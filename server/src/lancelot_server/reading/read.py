@@ -19,11 +19,14 @@ from typing import Any, Literal, NotRequired, cast
 from typing_extensions import TypedDict
 
 from lancelot_schema import links
-from lancelot_server.errors import InvalidRequest, TableChanged
+from lancelot_server.errors import InvalidRequest, TableChanged, shown, shown_number
 from lancelot_server.reading.documents import NUMBER, Document, Order
 from lancelot_server.reading.markdown import one_line
 from lancelot_server.search.rows import Locators, locators, split_header
 
+# A reply's Markdown in characters (`budget`), lancedb_read's and lancedb_query's: the default leaves room in an
+# assistant's context, the least still holds a passage.
+MIN_BUDGET, MAX_BUDGET, DEFAULT_BUDGET = 500, 100_000, 12_000
 MAX_AROUND = 20
 DEFAULT_BEFORE, DEFAULT_AFTER = 1, 2
 FETCH = 40  # passages fetched at a time when reading onward
@@ -97,7 +100,7 @@ class _Page:
         self.used = len(self.header) + len(self._worst_closing())
         if self.used + MIN_ROOM > budget:
             raise InvalidRequest(
-                f"budget={budget:,} is too small for {document.source!r}: its name, link and closing line take "
+                f"budget={budget:,} is too small for {shown(document.source)}: its name, link and closing line take "
                 f"{self.used:,} characters. Pass a budget of at least {self.used + MIN_ROOM:,}."
             )
 
@@ -163,7 +166,9 @@ class _Page:
         """The passage (from `offset`) as a section if it fits whole, or cut to fit when it is the first."""
         text = _text(row, self.document)
         if offset >= max(len(text), 1):
-            raise InvalidRequest(f"offset={offset:,} is past the end of passage {number} ({len(text):,} characters).")
+            raise InvalidRequest(
+                f"{_argument('offset', offset)} is past the end of passage {number} ({len(text):,} characters)."
+            )
         rest = text[offset:]
         section = self.section(number, row, rest)
         if self.used + len(section) <= self.budget:
@@ -263,10 +268,11 @@ def onward(document: Document, start: int, offset: int, budget: int, table_argum
     if start >= document.total:
         last = document.total - 1
         raise InvalidRequest(
-            f"from={start:,} is past the end of {document.source!r}, whose passages are numbered 0 to {last:,}."
+            f"{_argument('from', start)} is past the end of {shown(document.source)}, whose passages are numbered "
+            f"0 to {last:,}."
         )
     page: _Page | None = None
-    shown: list[_Shown] = []
+    kept: list[_Shown] = []
     at = start
     while at < document.total:
         rows = document.passages(at, at + FETCH - 1)
@@ -274,23 +280,29 @@ def onward(document: Document, start: int, offset: int, budget: int, table_argum
             raise _changed(document)
         for row in rows:
             page = page or _Page(document, table_argument, budget, row, around=False)
-            fitted = page.fit(at, row, offset if at == start else 0, first=not shown)
+            fitted = page.fit(at, row, offset if at == start else 0, first=not kept)
             if fitted is None:
-                return page.reading(shown, "budget", page.arguments(at), None)
+                return page.reading(kept, "budget", page.arguments(at), None)
             page.count(fitted)
-            shown.append(fitted)
+            kept.append(fitted)
             if fitted.cut:
-                return page.reading(shown, "budget", page.arguments(at, fitted.offset + len(fitted.text)), None)
+                return page.reading(kept, "budget", page.arguments(at, fitted.offset + len(fitted.text)), None)
             at += 1
     assert page is not None
-    return page.reading(shown, "document", None, None)
+    return page.reading(kept, "document", None, None)
 
 
 def _changed(document: Document) -> TableChanged:
     # The passage count and the passages come from two lookups; a rebuild in between can make them disagree.
     return TableChanged(
-        f"Table {document.table!r} was rebuilt while {document.source!r} was being read; read it again."
+        f"Table {shown(document.table)} was rebuilt while {shown(document.source)} was being read; read it again."
     )
+
+
+def _argument(name: str, value: int) -> str:
+    """`name=value` for a message, or the number's length when it is long (1e308 has 309 digits)."""
+    written = shown_number(value)
+    return f"{name}={written}" if written[0].isdigit() else f"{name} ({written})"
 
 
 def _text(row: dict[str, Any], document: Document) -> str:
@@ -328,9 +340,9 @@ def check_arguments(
         raise InvalidRequest("before and after count passages around an id; with source, use from (and offset).")
     for name, value in (("before", before), ("after", after)):
         if value is not None and not 0 <= value <= MAX_AROUND:
-            raise InvalidRequest(f"{name} must be between 0 and {MAX_AROUND} passages; got {value}.")
+            raise InvalidRequest(f"{name} must be between 0 and {MAX_AROUND} passages; got {shown_number(value)}.")
     for name, value in (("from", start), ("offset", offset)):
         if value is not None and value < 0:
-            raise InvalidRequest(f"{name} must be 0 or more; got {value}.")
+            raise InvalidRequest(f"{name} must be 0 or more; got {shown_number(value)}.")
     if offset and start is None:
         raise InvalidRequest("offset counts characters into the passage `from` names; pass from too.")

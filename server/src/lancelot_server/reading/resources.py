@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -23,7 +24,7 @@ from urllib.parse import parse_qs, quote, unquote
 from lancelot_schema.settings import Settings
 from lancelot_server.errors import InvalidRequest, shown
 from lancelot_server.reading import documents
-from lancelot_server.reading.read import Reading
+from lancelot_server.reading.read import DEFAULT_BUDGET, Reading
 from lancelot_server.storage.store import describe
 from lancelot_server.storage.tables import Tables
 
@@ -31,6 +32,9 @@ SCHEME = "lancelot://"
 TEMPLATE = "lancelot://{table}/{+source}"
 MIME_TYPE = "text/markdown"
 PAGE = 100
+# Longest cursor read: ours name a table and a source (a path of at most 4,096 bytes, JSON- and base64-encoded).
+MAX_CURSOR = 32_768
+_NUMBER = re.compile(r"[0-9]{1,9}")
 
 
 @dataclass(frozen=True)
@@ -60,15 +64,30 @@ def parse(address: str) -> Address:
     table, slash, rest = address[len(SCHEME) :].partition("/")
     # A `?` the listing wrote is %3F; a literal one starts the query (from, offset).
     path, _, query = rest.partition("?")
-    source = unquote(path.partition("#")[0], errors="strict") if slash else ""
+    source = _decoded(path.partition("#")[0], address) if slash else ""
     if not table or not source:
         raise InvalidRequest(f"{shown(address)} names no document; write {SCHEME}TABLE/SOURCE.")
     numbers: dict[str, int] = {}
     for name, values in parse_qs(query, keep_blank_values=True).items():
-        if name not in ("from", "offset") or len(values) != 1 or not values[0].isdigit() or len(values[0]) > 9:
-            raise InvalidRequest(f"{shown(address)}: the query may hold from=N and offset=N only.")
+        # ASCII digits only: str.isdigit() admits "²" and "٣", which int() then refuses or reads as 3.
+        if name not in ("from", "offset") or len(values) != 1 or not _NUMBER.fullmatch(values[0]):
+            raise InvalidRequest(
+                f"{shown(address)}: the query may hold from=N and offset=N only, N in ASCII digits (at most 9)."
+            )
         numbers[name] = int(values[0])
     return Address(table, source, numbers.get("from"), numbers.get("offset"))
+
+
+def _decoded(path: str, address: str) -> str:
+    """The source a URI's path names, its percent-escapes read as UTF-8 bytes; an error when they are not UTF-8."""
+    try:
+        return unquote(path, errors="strict")
+    except UnicodeDecodeError as exc:
+        escapes = "".join(f"%{byte:02X}" for byte in exc.object[exc.start : exc.end])
+        raise InvalidRequest(
+            f"{shown(address)}: its source is not UTF-8 once percent-decoded ({escapes}); percent-encode each byte "
+            "of the source's UTF-8, as resources/list writes it."
+        ) from None
 
 
 class Reader(Protocol):
@@ -77,7 +96,7 @@ class Reader(Protocol):
     settings: Settings
     tables: Tables
 
-    def read(self, *, source: str, table: str, start: int | None, offset: int | None) -> Reading: ...
+    def read(self, *, source: str, table: str, start: int | None, offset: int | None, budget: int) -> Reading: ...
 
 
 class Resources:
@@ -126,17 +145,23 @@ class Resources:
         return listed
 
     def read(self, address: str) -> str:
-        """The document `address` names as Markdown, bounded like lancedb_read's default reply."""
+        """The document `address` names as Markdown, within lancedb_read's default budget, the line that names
+        the resource reading on included (room for it is kept back; a source too long to repeat goes without)."""
         found = parse(address)
-        reading = self.tools.read(source=found.source, table=found.table, start=found.start, offset=found.offset)
-        text = reading.text
+        base = uri(found.table, found.source)
+        reserve = len(_reading_on(base, 10**9, 10**9))
+        budget = DEFAULT_BUDGET - reserve if reserve <= DEFAULT_BUDGET // 4 else DEFAULT_BUDGET
+        reading = self.tools.read(
+            source=found.source, table=found.table, start=found.start, offset=found.offset, budget=budget
+        )
         following = reading.reply.get("next")
-        if following is not None:
-            more = uri(found.table, found.source) + f"?from={following['from']}"
-            if following.get("offset"):
-                more += f"&offset={following['offset']}"
-            text += f"\n_Or read the resource {more}._\n"
-        return text
+        if following is None or budget == DEFAULT_BUDGET:
+            return reading.text
+        return reading.text + _reading_on(base, following["from"], following.get("offset", 0))
+
+
+def _reading_on(base: str, start: int, offset: int) -> str:
+    return f"\n_Or read the resource {base}?from={start}{f'&offset={offset}' if offset else ''}._\n"
 
 
 def _cursor(last: Listed) -> str:
@@ -145,9 +170,11 @@ def _cursor(last: Listed) -> str:
 
 def _after(cursor: str) -> tuple[str, str]:
     """The table and the last source of the page a cursor follows."""
+    if len(cursor) > MAX_CURSOR:
+        raise _foreign_cursor()
     try:
         value: Any = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
-    except (ValueError, UnicodeError, binascii.Error):
+    except (ValueError, UnicodeError, binascii.Error, RecursionError):  # deep nesting: RecursionError
         value = None
     if not isinstance(value, dict) or not all(isinstance(value.get(key), str) for key in ("table", "after")):
         raise _foreign_cursor()

@@ -168,7 +168,7 @@ def describe(schema: Any, text_column: str, table: str) -> Layout:
     names = tuple(schema.names)
     if text_column not in names:
         raise TableLayoutError(
-            f"Table {table!r} has no text column {text_column!r} (LANCEDB_TEXT_COLUMN); its columns are "
+            f"Table {shown(table)} has no text column {text_column!r} (LANCEDB_TEXT_COLUMN); its columns are "
             f"{', '.join(names)}. Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
         )
     import pyarrow as pa
@@ -176,7 +176,7 @@ def describe(schema: Any, text_column: str, table: str) -> Layout:
     kind = schema.field(text_column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
         raise TableLayoutError(
-            f"Table {table!r} has a column {text_column!r} (LANCEDB_TEXT_COLUMN), but it holds {kind}, not text. "
+            f"Table {shown(table)} has a column {text_column!r} (LANCEDB_TEXT_COLUMN), but it holds {kind}, not text. "
             "Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
         )
     return Layout(
