@@ -158,3 +158,13 @@ def test_a_missing_database_is_a_tool_error_that_says_what_to_do(tmp_path):
     assert result.is_error
     assert "does not exist" in result.content[0].text and "LANCEDB_PATH" in result.content[0].text
     assert not (tmp_path / "missing").exists()
+
+
+def test_lancedb_query_escapes_control_characters_of_the_query_in_its_markdown(lancelot_db):
+    query = "chain \x1b[2J\x1b]0;owned\x07 oil\x00 \x9b31m \u202eevil"
+    result = call(lancelot_db, "lancedb_query", {"query": query, "mode": "text"})
+    block = result.content[0].text
+    assert not result.is_error and "Clean the chain" in block
+    assert not any((ord(char) < 0x20 and char != "\n") or 0x7F <= ord(char) <= 0x9F for char in block), repr(block)
+    assert "\u202e" not in block
+    assert "- query: chain \\x1b[2J\\x1b]0;owned\\x07 oil\\x00 \\x9b31m \\u202eevil\n" in block

@@ -71,3 +71,12 @@ def test_the_smallest_budget_holds_even_with_the_longest_query_and_note():
     block = render(reply([hit(0, "x" * 600)], query="word " * 400, note="n" * 2_000, table="t" * 200), 500)
     assert len(block) <= 500
     assert "left out" in block
+
+
+def test_control_characters_a_table_holds_are_escaped_and_line_breaks_kept():
+    odd = hit(0, "Line one\x1b[2J\nline\ttwo\x00 \u2066x", source="doc\n.md", id="doc.md#0\x07", heading="H\x9b")
+    block = render(reply([odd]), 12_000)
+    assert "Line one\\x1b[2J\nline\ttwo\\x00 \\u2066x" in block
+    assert "Source: doc\\n.md\n" in block and "Id: doc.md#0\\x07\n" in block and "Section: H\\x9b\n" in block
+    cut = render(reply([{**odd, "text": "\x00" * 2_000}]), 600)
+    assert len(cut) <= 600 and "\\x00" in cut and "\x00" not in cut

@@ -5,10 +5,13 @@ source (line range, anchor or page), id and score (and its table, when several w
 linked when the table has a link template. A
 passage whose section would take the block past the budget is left out whole, and the block ends by saying
 how many were left out; only the first passage, when even it does not fit, is shown cut at a word, with a
-mark naming the `lancedb_read` id that reads it whole. The block never exceeds the budget.
+mark naming the `lancedb_read` id that reads it whole. The block never exceeds the budget. Control characters
+of the query and of what a table holds are written as escapes (`printable`), never raw.
 """
 
 from __future__ import annotations
+
+import re
 
 from lancelot_server.replies import SearchHit, SearchReply, TableSearch
 
@@ -20,8 +23,26 @@ NOTE_SHOWN = 150
 TABLE_SHOWN = 60
 
 
+# Control characters (C0, DEL, C1) and the bidirectional overrides and isolates: raw in Markdown, an ESC
+# recolours or clears a terminal that shows it, a NUL cuts a C string, an override reverses what follows.
+# A passage's text keeps its tabs and line breaks.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """`text` with each control character written as Python escapes it (`\\x1b`, `\\u202e`); with `lines`, its
+    line breaks and tabs kept."""
+    return (_UNPRINTABLE_IN_TEXT if lines else _UNPRINTABLE).sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return repr(match[0])[1:-1]
+
+
 def one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    """`text` on one line (runs of white space one space) and `printable`, cut to `limit` characters with `…`."""
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -76,23 +97,29 @@ def section(number: int, hit: SearchHit, text: str | None = None, *, cut: bool =
     if table:
         lines.append(f"Table: `{one_line(hit['table'], TABLE_SHOWN)}`")
     if hit["source"]:
-        lines.append(f"Source: {_where(hit)}")
+        lines.append(f"Source: {printable(_where(hit))}")
     if hit["heading"]:
         lines.append(f"Section: {one_line(hit['heading'], 200)}")
     if hit["id"]:
-        lines.append(f"Id: {hit['id']}")
+        lines.append(f"Id: {printable(hit['id'])}")
     lines.append(f"Score: {hit['score']}")
-    lines += ["", (hit["text"].strip() if text is None else text) + (_cut_mark(hit) if cut else "")]
+    lines += ["", (_text(hit) if text is None else text) + (_cut_mark(hit) if cut else "")]
     return "\n" + "\n".join(lines) + "\n"
 
 
+def _text(hit: SearchHit) -> str:
+    return printable(hit["text"].strip(), lines=True)
+
+
 def _cut_mark(hit: SearchHit) -> str:
-    return f" […] (cut to fit; lancedb_read with id {hit['id']} reads it whole)" if hit["id"] else " […] (cut to fit)"
+    if not hit["id"]:
+        return " […] (cut to fit)"
+    return f" […] (cut to fit; lancedb_read with id {printable(hit['id'])} reads it whole)"
 
 
 def _cut_section(number: int, hit: SearchHit, room: int, table: bool) -> str | None:
     """The section with its text cut at a word to fit `room` characters, or None when too little would show."""
-    text = hit["text"].strip()
+    text = _text(hit)
     space = room - len(section(number, hit, "", cut=True, table=table))
     if space < MIN_CUT:
         return None
