@@ -133,3 +133,109 @@ def plain_table(db: Path, name: str, rows: list[dict[str, Any]]) -> None:
     import lancedb
 
     lancedb.connect(str(db)).create_table(name, rows)
+
+
+# What AnythingLLM's collector writes for each kind of document (the JSON its server then embeds), by the file
+# that writes it in Mintplex-Labs/anything-llm: (title, url, docSource, chunkSource, docAuthor, description, chunks).
+HOTDIR = "/app/collector/hotdir"  # the collector's WATCH_DIRECTORY in its Docker image
+ANYTHINGLLM_DOCUMENTS: list[tuple[str, str, str, str, str, str, list[str]]] = [
+    # collector/processSingleFile/convert/asTxt.js: an upload's url is its path, its chunkSource empty.
+    (
+        "chain-care.txt",
+        f"file://{HOTDIR}/chain-care.txt",
+        "a text file uploaded by the user.",
+        "",
+        "Unknown",
+        "Unknown",
+        ["Clean the sprocket and the chain every month.", "Then oil every link of the chain."],
+    ),
+    (
+        "puncture.txt",
+        f"file://{HOTDIR}/puncture.txt",
+        "a text file uploaded by the user.",
+        "",
+        "Unknown",
+        "Unknown",
+        ["Pump the tube and listen for the hiss.", "A worn sprocket never causes a puncture."],
+    ),
+    # collector/processSingleFile/convert/asPDF/index.js
+    (
+        "manual.pdf",
+        f"file://{HOTDIR}/manual.pdf",
+        "pdf file uploaded by the user.",
+        "",
+        "no author found",
+        "No description found.",
+        ["The manual of the workshop, printed."],
+    ),
+    # collector/processLink/convert/generic.js: the link is in chunkSource, the url a file name made from it.
+    (
+        "example.com_hours.html",
+        "file://example.com_hours.html",
+        "URL link uploaded by the user.",
+        "link://https://example.com/hours",
+        "no author found",
+        "No description found.",
+        ["Open nine to six on weekdays; sprocket repairs on Saturday."],
+    ),
+    # collector/processRawText/index.js, with a title and no other metadata.
+    (
+        "shop-notes.txt",
+        "file://shop-notes.txt",
+        "no source set",
+        "shop-notes.txt",
+        "no author specified",
+        "no description found",
+        ["Order brake pads before spring."],
+    ),
+]
+
+
+def anythingllm_workspace(db: Path, name: str, width: int) -> list[dict[str, Any]]:
+    """A workspace table exactly as AnythingLLM writes it, for the documents of ANYTHINGLLM_DOCUMENTS.
+
+    server/utils/vectorDbProviders/lance/index.js (addDocumentToNamespace) stores each chunk as
+    `{...metadata, text, id: uuidv4(), vector}`, where metadata is the collector's JSON less pageContent and docId:
+    id, url, title, docAuthor, description, docSource, chunkSource, published, wordCount, token_count_estimate, in
+    that order. Each chunk's text starts with the header of server/utils/TextSplitter (`source:` only for a link).
+    @lancedb/lancedb makes a JavaScript number a float64 and `vector` a list of float32; the vectors here are
+    the test endpoint's, `width` wide, so that vector search finds them. No full-text index.
+    """
+    import lancedb
+    import pyarrow as pa
+    from tests.support.fake_vectors import hashed_vector
+
+    rows = []
+    for title, url, doc_source, chunk_source, author, description, chunks in ANYTHINGLLM_DOCUMENTS:
+        content = " ".join(chunks)
+        link = chunk_source.removeprefix("link://") if chunk_source.startswith("link://") else None
+        for chunk in chunks:
+            text = anythingllm_header(title, "12/1/2026, 9:30:00 AM", link) + chunk
+            rows.append(
+                {
+                    "id": str(uuid.uuid4()),
+                    "url": url,
+                    "title": title,
+                    "docAuthor": author,
+                    "description": description,
+                    "docSource": doc_source,
+                    "chunkSource": chunk_source,
+                    "published": "12/1/2026, 9:30:00 AM",
+                    "wordCount": float(len(content.split(" "))),
+                    "token_count_estimate": float(len(content) // 4),
+                    "text": text,
+                    "vector": hashed_vector(text, width),
+                }
+            )
+    strings = ("id", "url", "title", "docAuthor", "description", "docSource", "chunkSource", "published")
+    schema = pa.schema(
+        [
+            *(pa.field(key, pa.string()) for key in strings),
+            pa.field("wordCount", pa.float64()),
+            pa.field("token_count_estimate", pa.float64()),
+            pa.field("text", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), width)),
+        ]
+    )
+    lancedb.connect(str(db)).create_table(name, pa.Table.from_pylist(rows, schema=schema))
+    return rows

@@ -92,6 +92,10 @@ SCALAR_INDEXED_COLUMNS: tuple[str, ...] = (PATH, PASSAGE)
 # Where a hit's source comes from: the first of these columns that is non-empty. The first two are
 # what AnythingLLM writes; `path` is ours.
 SOURCE_COLUMNS: tuple[str, ...] = ("chunkSource", "docSource", PATH)
+# What names a document in a table AnythingLLM wrote, before its source: its collector gives every upload the same
+# docSource ("a text file uploaded by the user.") and an empty chunkSource, but each its own url (file:// and the
+# file's path). A hit still shows its source; a document is the rows that share the first of these, then a source.
+ANYTHINGLLM_DOCUMENT_COLUMNS: tuple[str, ...] = ("url", TITLE)
 
 # Column names that hold embeddings in the layouts we read.
 VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)

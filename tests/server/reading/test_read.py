@@ -116,12 +116,13 @@ def test_an_older_table_without_locator_columns_is_read_by_its_ids(long_db, tmp_
     assert joined(pieces) == stored_texts(long_db, "documents", "manual.md")
 
 
-def test_an_anythingllm_table_groups_by_source_in_table_order_and_says_so(lancelot_db, make_tools):
+def test_an_anythingllm_table_groups_by_document_in_table_order_and_says_so(lancelot_db, make_tools):
     tools = make_tools(lancelot_db, LANCELOT_TABLES="workspace")
     uid = "00000000-0000-0000-0000-000000000002"
     reading = tools.read(id=uid, table="workspace")
     reply = reading.reply
-    assert reply["source"] == "localfiles/chain.md" and reply["order"] == "table" and reply["total"] == 1
+    # The document is named by its url (an upload's source may be every upload's: test_anythingllm_documents.py).
+    assert reply["source"] == "file:///uploads/chain.md" and reply["order"] == "table" and reply["total"] == 1
     assert reply["passages"][0]["id"] == uid
     assert (
         reply["passages"][0]["text"] == "Ticket DEC-0054 records the recall of faulty chain links."
@@ -155,9 +156,9 @@ def test_the_catalog_lists_each_document_once_with_its_title(lancelot_db, long_d
             lancelot_db,
             "workspace",
             [
-                ("link://https://example.com/hours", "shop"),
-                ("localfiles/chain.md", "chain.md"),
-                ("localfiles/puncture.md", "puncture.md"),
+                ("file:///uploads/chain.md", "chain.md"),
+                ("file:///uploads/puncture.md", "puncture.md"),
+                ("https://example.com/hours", "shop"),
             ],
         ),
     ]:

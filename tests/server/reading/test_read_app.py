@@ -150,7 +150,7 @@ def test_listing_uses_the_configured_table(lancelot_db):
         return (await client.list_resources()).resources
 
     names = [r.name for r in session(lancelot_db, calls, LANCEDB_TABLE="workspace")]
-    assert names == ["link://https://example.com/hours", "localfiles/chain.md", "localfiles/puncture.md"]
+    assert names == ["file:///uploads/chain.md", "file:///uploads/puncture.md", "https://example.com/hours"]
 
 
 def _refused(db, calls, **environ):

@@ -5,8 +5,10 @@
 
 A table that lancelot-index wrote (layout 2) is looked up through its B-tree indexes on `path` and
 `passage`: a read touches the document's rows, never the whole table. Any other table (layout 1, or
-AnythingLLM's) is scanned once per read and its rows are grouped by their source (`rows.source_of`);
-passages are numbered by the N of their ids `source#N` when every id has one, else by table order.
+AnythingLLM's) is scanned once per read and its rows are grouped by what names their document
+(`rows.document_of`: the source, or in an AnythingLLM table the url, which `source` may name too when
+only one document has that source); passages are numbered by the N of their ids `source#N` when every id
+has one, else by table order.
 
 Filters are pyarrow expressions with the client's text as a literal value (Lance takes them through
 Substrait): nothing a client sends is ever written into SQL.
@@ -19,11 +21,12 @@ from typing import Any, Literal
 
 from lancelot_schema import layout
 from lancelot_server.errors import InvalidRequest, shown
-from lancelot_server.search.core import batches, source_array
-from lancelot_server.search.rows import source_of
+from lancelot_server.search.core import batches, document_array, source_array
+from lancelot_server.search.rows import document_of
 from lancelot_server.storage.store import Layout
 
 NUMBER = "_number"
+DOCUMENT = "_document"
 Order = Literal["passage", "table"]
 
 
@@ -99,10 +102,11 @@ def _by_source(handle: Any, table_layout: Layout, table: str, source: str) -> Do
         # Every row carries its document's passage count: one indexed lookup of passage 0 tells it.
         first = query(handle, source, 0, 0, [layout.PASSAGES]).to_arrow().column(0).to_pylist()
         return Document(table, source, int(first[0]), "passage", handle, table_layout) if first else None
-    rows = _scanned_rows(handle, table_layout, source)
-    if not rows:
+    found = _scanned_rows(handle, table_layout, table, source)
+    if found is None:
         return None
-    return Document(table, source, len(rows), _number(rows, source), handle, table_layout, rows)
+    name, rows = found
+    return Document(table, name, len(rows), _number(rows, name), handle, table_layout, rows)
 
 
 def _by_id(handle: Any, table_layout: Layout, table: str, id: str) -> tuple[Document, int]:
@@ -142,30 +146,53 @@ def _source_of_id(handle: Any, table_layout: Layout, id_column: str, id: str) ->
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    for batch in batches(handle, [id_column, *table_layout.sources]):
+    for batch in batches(handle, list(dict.fromkeys([id_column, *table_layout.documents]))):
         same = pc.fill_null(pc.equal(batch.column(id_column).cast(pa.string()), pa.scalar(id, pa.string())), False)
         matches = pc.indices_nonzero(same)
         if len(matches):
-            return source_of(batch.take(matches).slice(0, 1).to_pylist()[0], table_layout)
+            return document_of(batch.take(matches).slice(0, 1).to_pylist()[0], table_layout)
     return None
 
 
-def _scanned_rows(handle: Any, table_layout: Layout, source: str) -> list[dict[str, Any]]:
-    """Every row whose source is `source`, in table order (a pass over the source columns, then the matches)."""
+def _scanned_rows(handle: Any, table_layout: Layout, table: str, name: str) -> tuple[str, list[dict[str, Any]]] | None:
+    """The document `name` names and its rows in table order (a pass over the table): the rows whose document is
+    `name`, else, where a source may be shared (AnythingLLM's uploads), the rows whose source is `name` when they
+    are one document's; an error when they are several documents'."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    wanted = pa.scalar(name, pa.string())
+    shared = table_layout.documents != table_layout.sources
     matched: list[Any] = []
     for batch in batches(handle, table_layout.readable):
-        keep = pc.fill_null(pc.equal(source_array(batch, table_layout), pa.scalar(source, pa.string())), False)
+        documents = document_array(batch, table_layout)
+        keep = pc.equal(documents, wanted)
+        if shared:
+            keep = pc.or_(keep, pc.equal(source_array(batch, table_layout), wanted))
+        keep = pc.fill_null(keep, False)
         if pc.any(keep).as_py():
-            matched.append(pa.Table.from_batches([batch]).filter(keep))
+            matched.append(pa.Table.from_batches([batch]).filter(keep).append_column(DOCUMENT, documents.filter(keep)))
     if not matched:
-        return []
+        return None
     rows: list[dict[str, Any]] = pa.concat_tables(matched).to_pylist()
-    for position, row in enumerate(rows):
+    named = [row for row in rows if row[DOCUMENT] == name]
+    if not named:
+        owners = sorted({row[DOCUMENT] for row in rows})
+        if len(owners) > 1:
+            raise _shared_source(table_layout, table, name, len(owners))
+        name, named = owners[0], rows
+    for position, row in enumerate(named):
         row[NUMBER] = position
-    return rows
+    return name, named
+
+
+def _shared_source(table_layout: Layout, table: str, source: str, count: int) -> InvalidRequest:
+    first = table_layout.documents[0]
+    other = "its title" if first == table_layout.title else f"its `{first}` (in a hit's metadata)"
+    return InvalidRequest(
+        f"source {shown(source)} is shared by {count} documents of table {shown(table)}, as AnythingLLM names every "
+        f"upload alike. Read one by a hit's `id`, or by {other} as source."
+    )
 
 
 def _number(rows: list[dict[str, Any]], source: str) -> Order:
@@ -185,15 +212,16 @@ def _passages(count: int) -> str:
 
 
 def catalog(handle: Any, table_layout: Layout) -> list[tuple[str, str | None]]:
-    """Every document of the table as (source, title), sorted by source.
+    """Every document of the table as (what names it, title), sorted by name: its source, or in an AnythingLLM
+    table its url (`rows.document_of`).
 
     A layout-2 table lists its passages number 0 through the `passage` index (one row per document);
-    any other table is scanned for its distinct sources, each with the title of its first row.
+    any other table is scanned for its distinct documents, each with the title of its first row.
     """
     import pyarrow.compute as pc
 
     titles: dict[str, str | None] = {}
-    columns = [*table_layout.sources, *([table_layout.title] if table_layout.title else [])]
+    columns = list(dict.fromkeys([*table_layout.documents, *([table_layout.title] if table_layout.title else [])]))
     if indexed(table_layout):
         first = pc.field(layout.PASSAGE) == pc.scalar(0)
         found = handle.search().where(first).select(columns).limit(None).to_arrow()
@@ -201,7 +229,7 @@ def catalog(handle: Any, table_layout: Layout) -> list[tuple[str, str | None]]:
     else:
         scanned = batches(handle, columns)
     for batch in scanned:
-        sources = pc.utf8_trim_whitespace(source_array(batch, table_layout)).to_pylist()
+        sources = pc.utf8_trim_whitespace(document_array(batch, table_layout)).to_pylist()
         names = batch.column(table_layout.title).to_pylist() if table_layout.title else [None] * len(sources)
         for source, title in zip(sources, names, strict=True):
             if source and source not in titles:

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from lancelot_schema import layout
 from lancelot_server.replies import Hit
-from lancelot_server.search.rows import hit_columns, source_of, to_hit
+from lancelot_server.search.rows import document_of, hit_columns, source_of, to_hit
 from lancelot_server.storage.store import Layout
 
 SCAN_BATCH_ROWS = 8192
@@ -145,13 +145,14 @@ def _ranked(
     filtered = wanted.prefix is not None or wanted.per_document is not None or evidence > 0
     want = max(wanted.limit * 4, POOL) if filtered else wanted.limit
     sign = 1 if lower_is_better else -1
-    keys = list(dict.fromkeys([*table_layout.sources, *([table_layout.id] if table_layout.id else []), score_column]))
+    named = [*table_layout.documents, *table_layout.sources, *([table_layout.id] if table_layout.id else [])]
+    keys = list(dict.fromkeys([*named, score_column]))
     while True:
         rows = fetch(want, keys).to_pylist()
         if evidence:
-            with_document_evidence(rows, score_column, evidence, _source(table_layout))
+            with_document_evidence(rows, score_column, evidence, _document(table_layout))
         rows.sort(key=lambda row: (sign * row[score_column], str(row.get(table_layout.id or "", ""))))
-        kept = capped([row for row in rows if keep(row)], wanted.per_document, wanted.limit, _source(table_layout))
+        kept = capped([row for row in rows if keep(row)], wanted.per_document, wanted.limit, _document(table_layout))
         if len(kept) >= wanted.limit or len(rows) < want:
             return read_hits(table, table_layout, [(row[ROW_ID], row[score_column]) for row in kept])
         want *= 4
@@ -185,8 +186,8 @@ def with_document_evidence(
             row[score_column] += share * (totals[document] - row[score_column])
 
 
-def _source(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
-    return lambda row: source_of(row, table_layout)
+def _document(table_layout: Layout) -> Callable[[dict[str, Any]], str | None]:
+    return lambda row: document_of(row, table_layout)
 
 
 def _narrowed(query: Any, wanted: Wanted, table_layout: Layout) -> Any:
@@ -255,11 +256,20 @@ def vector(table: Any, table_layout: Layout, embedding: list[float], wanted: Wan
 
 def source_array(batch: Any, table_layout: Layout) -> Any:
     """Per row, the first non-blank source column, as `rows.source_of` picks it (null when none)."""
+    return _first_present(batch, table_layout.sources)
+
+
+def document_array(batch: Any, table_layout: Layout) -> Any:
+    """Per row, what names its document, as `rows.document_of` picks it (null when nothing does)."""
+    return _first_present(batch, table_layout.documents)
+
+
+def _first_present(batch: Any, columns: tuple[str, ...]) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
     result = pa.nulls(batch.num_rows, pa.string())
-    for name in reversed(table_layout.sources):
+    for name in reversed(columns):
         column = pc.utf8_trim_whitespace(batch.column(name).cast(pa.string()))
         blank = pc.fill_null(pc.equal(column, ""), True)
         result = pc.if_else(blank, result, column)

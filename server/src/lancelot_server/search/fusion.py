@@ -12,6 +12,7 @@ Measured on the quality sets against reciprocal rank fusion (k = 60): docs/decis
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
@@ -84,8 +85,18 @@ def relative_score_fusion(
     return [(items[ident], scores[ident]) for ident in order]
 
 
+def _source_of_hit(hit: Hit) -> str | None:
+    return hit["source"]
+
+
 def fused_ranking(
-    matched: list[Hit], nearest: list[Hit], per_document: int | None, limit: int, *, every_match: bool = False
+    matched: list[Hit],
+    nearest: list[Hit],
+    per_document: int | None,
+    limit: int,
+    *,
+    every_match: bool = False,
+    document: Callable[[Hit], str | None] = _source_of_hit,
 ) -> list[tuple[Hit, float]]:
     """Text and vector hits fused by relative score, at most `per_document` per document, best first.
 
@@ -94,33 +105,27 @@ def fused_ranking(
     middling passages cannot outvote another page's best one. With a higher cap, passages are fused and the
     fused ranking is capped. Text scores count `TEXT_WEIGHT`, vector scores the rest. `every_match`: the text
     list holds every passage text search matches (its scores are then scaled from 0, what the others score).
+    `document(hit)` names a hit's document (by default its source; a hit without one is a document of its own).
     """
     lists, key = [matched, nearest], _identity
     if per_document == 1:
-        lists = [core.capped(hits, 1, len(hits), _source_of_hit) for hits in lists]
-        key = _page
+        lists = [core.capped(hits, 1, len(hits), document) for hits in lists]
+        key = functools.partial(_page, document)
     # BM25 and substring scores: higher is better, and 0 for what does not match; distances: lower is better.
     text = _scored(lists[0], scaled([hit["score"] for hit in lists[0]], floor=0.0 if every_match else None))
     vector = _scored(lists[1], scaled([hit["score"] for hit in lists[1]], lower_is_better=True))
     ranked = relative_score_fusion([text, vector], (TEXT_WEIGHT, 1 - TEXT_WEIGHT), key=key)
-    return core.capped(ranked, per_document, limit, _fused_source)
+    return core.capped(ranked, per_document, limit, lambda fused: document(fused[0]))
 
 
 def _scored(hits: list[Hit], scores: list[float]) -> list[tuple[Hit, float]]:
     return list(zip(hits, scores, strict=True))
 
 
-def _source_of_hit(hit: Hit) -> str | None:
-    return hit["source"]
-
-
-def _page(hit: Hit) -> tuple[Any, ...]:
-    """What makes two hits the same document: its source (a hit without one is a document of its own)."""
-    return (hit["source"],) if hit["source"] is not None else _identity(hit)
-
-
-def _fused_source(fused: tuple[Hit, float]) -> str | None:
-    return fused[0]["source"]
+def _page(document: Callable[[Hit], str | None], hit: Hit) -> tuple[Any, ...]:
+    """What makes two hits the same document (a hit without one is a document of its own)."""
+    named = document(hit)
+    return (named,) if named is not None else _identity(hit)
 
 
 def _identity(hit: Hit) -> tuple[Any, ...]:

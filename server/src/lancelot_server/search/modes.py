@@ -10,6 +10,7 @@ and vector hits (`fusion.py`). `lancedb_status` lists the search types a table a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import structlog
@@ -23,6 +24,7 @@ from lancelot_server.search.core import Wanted
 from lancelot_server.search.embed import Embedder
 from lancelot_server.search.filters import NONE_KEPT, any_kept
 from lancelot_server.search.fusion import HYBRID_DEPTH, fused_ranking
+from lancelot_server.search.rows import hit_document
 from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, damage
 
 Outcome = tuple[list[Hit], SearchType, TextMatch | None, str | None]
@@ -113,6 +115,7 @@ class Modes:
         the lists go four times deeper while it leaves the reply short and they may hold more.
         """
         embedding = self._embed(table_layout, query)
+        document = functools.partial(hit_document, table_layout=table_layout)
         depth = HYBRID_DEPTH
         while True:
             # Deeper lists while the cap leaves the fused reply short and either list may hold more.
@@ -120,7 +123,9 @@ class Modes:
             nearest = core.vector(handle, table_layout, embedding, pool)
             matched, text_match, note = self._text(handle, table_layout, query, pool)
             complete = len(matched) < pool.limit  # every text match is listed: the rest score 0
-            chosen = fused_ranking(matched, nearest, wanted.per_document, wanted.limit, every_match=complete)
+            chosen = fused_ranking(
+                matched, nearest, wanted.per_document, wanted.limit, every_match=complete, document=document
+            )
             if len(chosen) >= wanted.limit or max(len(matched), len(nearest)) < pool.limit:
                 break
             depth *= 4

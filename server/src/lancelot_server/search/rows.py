@@ -167,7 +167,27 @@ def document_metadata(meta: Any) -> dict[str, Any]:
 
 def source_of(row: dict[str, Any], table_layout: Layout) -> str | None:
     """The hit's source without building the hit: for the `path` prefix filter."""
-    for name in table_layout.sources:
+    return _first(row, table_layout.sources)
+
+
+def document_of(row: dict[str, Any], table_layout: Layout) -> str | None:
+    """What names the row's document (`Layout.documents`): its source, or in an AnythingLLM table its url."""
+    return _first(row, table_layout.documents)
+
+
+def hit_document(hit: Hit, table_layout: Layout) -> str | None:
+    """`document_of` for a hit: the title is its title, the source columns its source, the others its metadata."""
+    for name in table_layout.documents:
+        if name in table_layout.sources:
+            return hit["source"]  # the first source that is not blank, as `document_of` goes on to find it
+        value = _text(hit["title"] if name == table_layout.title else hit["metadata"].get(name))
+        if value:
+            return value
+    return None
+
+
+def _first(row: dict[str, Any], columns: tuple[str, ...]) -> str | None:
+    for name in columns:
         value = _text(row.get(name))
         if value:
             return value

@@ -19,6 +19,7 @@ from lancelot_server.search.core import (
     SCAN_BATCH_ROWS,
     Wanted,
     capped,
+    document_array,
     query_words,
     read_hits,
     source_array,
@@ -77,7 +78,8 @@ def _matches(table: Any, table_layout: Layout, words: list[str], wanted: Wanted)
 
     prefix = wanted.prefix
 
-    columns = list(dict.fromkeys(name for name in (table_layout.text, table_layout.id, *table_layout.sources) if name))
+    named = (table_layout.text, table_layout.id, *table_layout.documents, *table_layout.sources)
+    columns = list(dict.fromkeys(name for name in named if name))
     if wanted.where is not None:
         columns += [name for name in layout.FILTER_COLUMNS if name not in columns]  # for `_looked_up`'s filter
     looked_up = [word for word in words if _trigrams(word)] if _ngram_indexed(table, table_layout, prefix) else []
@@ -225,8 +227,8 @@ def _top(scored: Any, wanted: Wanted, table_layout: Layout) -> Any:
     order = pc.sort_indices(scored, sort_keys=[*keys, (ROW_ID, "ascending")])
     if wanted.per_document is None:
         return scored.take(order[: wanted.limit])
-    sources = source_array(scored, table_layout).take(order).to_pylist()
-    chosen = capped(list(zip(order.to_pylist(), sources, strict=True)), wanted.per_document, wanted.limit, _second)
+    documents = document_array(scored, table_layout).take(order).to_pylist()
+    chosen = capped(list(zip(order.to_pylist(), documents, strict=True)), wanted.per_document, wanted.limit, _second)
     return scored.take(pa.array([index for index, _ in chosen], pa.int64()))
 
 

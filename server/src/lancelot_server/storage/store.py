@@ -69,6 +69,9 @@ class Layout:
     title: str | None
     heading: str | None
     sources: tuple[str, ...]
+    # What names a row's document, the first that is not blank: its sources, or in an AnythingLLM table its url and
+    # title first (`layout.ANYTHINGLLM_DOCUMENT_COLUMNS`).
+    documents: tuple[str, ...]
     vectors: dict[str, int] = field(default_factory=dict)
     stamped: dict[str, str] = field(default_factory=dict)
     # Layout 2's locators (None in older tables and other tools' tables).
@@ -179,15 +182,21 @@ def describe(schema: Any, text_column: str, table: str) -> Layout:
             f"Table {shown(table)} has a column {text_column!r} (LANCEDB_TEXT_COLUMN), but it holds {kind}, not text. "
             "Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
         )
+    sources = tuple(name for name in layout.SOURCE_COLUMNS if name in names)
+    stamped = layout.decode_metadata(schema.metadata)
+    documents = sources
+    if not stamped.get("layout_version") and any(name != layout.PATH for name in sources):
+        documents = (*(name for name in layout.ANYTHINGLLM_DOCUMENT_COLUMNS if name in names), *sources)
     return Layout(
         columns=names,
         text=text_column,
         id=layout.ID if layout.ID in names else None,
         title=layout.TITLE if layout.TITLE in names else None,
         heading=layout.HEADING if layout.HEADING in names else None,
-        sources=tuple(name for name in layout.SOURCE_COLUMNS if name in names),
+        sources=sources,
+        documents=documents,
         vectors=_vector_widths(schema),
-        stamped=layout.decode_metadata(schema.metadata),
+        stamped=stamped,
         passage=_present(layout.PASSAGE, names),
         passages=_present(layout.PASSAGES, names),
         line_start=_present(layout.LINE_START, names),
