@@ -202,7 +202,7 @@ def _exchange(process, requests, ids):
             lines.append(line)
         process.stdin.close()  # then the server exits on its own
         lines += process.stdout.readlines()
-        stderr = process.stderr.read()
+        stderr = process.stderr.read() if process.stderr else ""  # (None: the caller sent it to a file)
         assert process.wait() == 0, stderr
     finally:
         watchdog.cancel()
