@@ -12,6 +12,11 @@ built (a pyarrow expression Lance runs before it ranks), and, for BM25, as the a
 unfiltered ranking fetched four times deeper each round and filtered in Arrow until `limit` rows pass, both
 fetching ids only (against the same fetch unfiltered). Reported as medians and as ratios to the unfiltered
 search of the same kind.
+
+Then the cost of a number of tags (1, 5, 10, 20 and the most a search takes, MAX_TAGS): `rare` and tags no
+document has, any of them and all of them, against the same searches with no filter, in CPU and wall time; and,
+once per count, the condition as it was built before issue 29 (one chain of ORs, a level deeper per tag), whose
+cost doubled with each tag. `--tags-only` measures that part alone.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import statistics
+import time
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -105,10 +111,73 @@ def _post_filtered(tools: Any, query: str, condition: Any, limit: int) -> int:
         want *= 4
 
 
+def _chained(tags: list[str]) -> Any:
+    """The tag condition as it was built before issue 29: one left-deep chain of ORs."""
+    import functools
+    import operator
+
+    import pyarrow.compute as pc
+
+    from lancelot_schema import layout
+
+    separator = layout.TAG_SEPARATOR
+    held = [pc.match_substring(pc.field(layout.TAGS), separator + layout.tag_key(tag) + separator) for tag in tags]
+    return functools.reduce(operator.or_, held)
+
+
+def _cpu_and_wall(run: Any) -> tuple[float, float]:
+    started, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.process_time() - cpu, time.perf_counter() - started
+
+
+def tag_counts(tools: Any, rounds: int, limit: int) -> None:
+    """Searches with 1 to MAX_TAGS tags (`rare`, then tags no document has) against the same searches unfiltered."""
+    from lancelot_server.search.filters import MAX_TAGS, Filters
+
+    counts = sorted({1, 5, 10, 20, MAX_TAGS})
+    tags = {count: ["rare", *(f"absent {number}" for number in range(count - 1))] for count in counts}
+    runs: dict[tuple[str, str], Any] = {}
+    for mode in ("text", "vector"):
+        runs[mode, "none"] = Filters()
+        for count in counts:
+            runs[mode, f"{count} tag{'' if count == 1 else 's'}, any"] = Filters.of(tags=tags[count])
+        runs[mode, f"{MAX_TAGS} tags, all (none has them all)"] = Filters.of(tags=tags[MAX_TAGS], tag_match="all")
+    samples: dict[tuple[str, str], list[tuple[float, float]]] = {key: [] for key in runs}
+    loads = []
+    for _ in range(rounds):
+        loads.append(common.load_average())
+        for query in PYTHON_AND_POSTGRES_QUERIES:
+            for (mode, name), chosen in runs.items():
+                search = lambda: tools.search(query, mode=mode, limit=limit, filters=chosen)  # noqa: B023, E731
+                samples[mode, name].append(_cpu_and_wall(search))
+    reference = {mode: statistics.median(wall for _, wall in samples[mode, "none"]) for mode in ("text", "vector")}
+    label = f"{rounds} rounds of {len(PYTHON_AND_POSTGRES_QUERIES)} queries, load {min(loads)}–{max(loads)}"
+    print(f"\nTags ({label}):\n")
+    print(common.table_head(["search", "tags", "median ms", "median CPU ms", "× unfiltered"]))
+    for (mode, name), taken in samples.items():
+        wall = statistics.median(spent for _, spent in taken)
+        cpu = statistics.median(spent for spent, _ in taken)
+        print(
+            common.table_row([mode, name, f"{wall * 1000:.1f}", f"{cpu * 1000:.1f}", f"{wall / reference[mode]:.2f}"])
+        )
+    # The old chain once per count (seconds each at 20 tags): BM25 ids as the server fetched them, the filter run
+    # by Lance before it ranks, against the balanced tree the server builds now.
+    query = PYTHON_AND_POSTGRES_QUERIES[0]
+    print(f"\nOne BM25 search ({query!r}, ids), the condition as a chain (before) and as built:\n")
+    print(common.table_head(["tags", "chain: CPU ms", "as built: CPU ms"]))
+    for count in counts:
+        built = Filters.of(tags=tags[count]).condition()
+        chain, _ = _cpu_and_wall(lambda: _pre_filtered(tools, query, _chained(tags[count]), limit))  # noqa: B023
+        now, _ = _cpu_and_wall(lambda: _pre_filtered(tools, query, built, limit))  # noqa: B023
+        print(common.table_row([count, f"{chain * 1000:,.1f}", f"{now * 1000:,.1f}"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench-filters", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--limit", type=int, default=10)
+    parser.add_argument("--tags-only", action="store_true", help="measure the number of tags alone")
     arguments = parser.parse_args()
     common.installed(*search_table.MANUALS.values())
 
@@ -126,6 +195,10 @@ def main() -> None:
     # The table's vectors are random: so is the query's, given here rather than by an embedding endpoint.
     tools.modes._embed = lambda _layout, _query: vector
     tools.modes.check_vectors = lambda _layout: None
+    if arguments.tags_only:
+        tag_counts(tools, arguments.rounds, arguments.limit)
+        tools.close()
+        return
     filters = {
         "none": Filters(),
         "broad (tag python)": Filters.of(tags=["python"]),
@@ -156,6 +229,7 @@ def main() -> None:
         median = statistics.median(spent)
         base = reference[mode.split(",")[0]]
         print(common.table_row([mode, name, f"{median * 1000:.1f}", f"{median / base:.2f}"]))
+    tag_counts(tools, arguments.rounds, arguments.limit)
     tools.close()
 
 
