@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.once import built_once
 
 pytest_plugins = ["tests.support.fixtures"]
 
@@ -20,8 +21,10 @@ EXAMPLE_DOCS = Path(__file__).resolve().parent.parent / "examples" / "docs"
 
 @pytest.fixture(scope="session")
 def indexed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database built once per session by the real `lancelot-index` over examples/docs (table "documents")."""
-    db = tmp_path_factory.mktemp("indexed") / "db"
-    command = [Path(sys.executable).parent / "lancelot-index", "--quiet", EXAMPLE_DOCS, db]
-    subprocess.run(command, check=True, capture_output=True, timeout=120)
-    return db
+    """A database built once per run by the real `lancelot-index` over examples/docs (table "documents")."""
+
+    def build(folder: Path) -> None:
+        command = [Path(sys.executable).parent / "lancelot-index", "--quiet", EXAMPLE_DOCS, folder / "db"]
+        subprocess.run(command, check=True, capture_output=True, timeout=120)
+
+    return built_once(tmp_path_factory, "indexed", build) / "db"

@@ -15,6 +15,9 @@ import httpx
 import pytest
 from mcp import Client
 
+# One worker runs this module when the suite runs on several: the module's server, made once.
+pytestmark = pytest.mark.xdist_group("http_server")
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ACCEPT = {"accept": "application/json, text/event-stream"}

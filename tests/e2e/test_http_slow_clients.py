@@ -12,6 +12,9 @@ import pytest
 from mcp import Client
 from tests.e2e.test_http_server import Running, environment
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 SEARCH = {"query": "escaping air", "mode": "text"}
 # Generous: a search takes well under a second here, but CI has two busy cores.
 SEARCH_BOUND_S = 15

@@ -14,6 +14,9 @@ import pytest
 
 from .conftest import running, write_big_text
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 BIN = Path(sys.executable).parent
 
 

@@ -15,6 +15,9 @@ import time
 import httpx
 import pytest
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 SERVER = """
 import sys
 import anyio

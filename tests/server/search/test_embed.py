@@ -14,6 +14,9 @@ from tests.server.conftest import endpoint_tools
 
 from lancelot_server.search import embed
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 
 @pytest.fixture
 def short_waits(monkeypatch):

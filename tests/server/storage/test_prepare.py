@@ -11,6 +11,9 @@ import pytest
 from lancelot_server.errors import DatabaseNotFound
 from lancelot_server.storage import lance_table
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 # "Well before" settle's 30 s bound: far more than the opening takes on a loaded machine, far less than 30 s.
 SOON = 5.0
 
