@@ -3,6 +3,7 @@
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 EXAMPLE_DOCS = Path(__file__).resolve().parent.parent / "examples" / "docs"
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """Each test starts with logging configured as before it: a command run in this process (CliRunner) sets
+    structlog's level for the process, and a later test's info lines vanished, on whichever worker ran both."""
+    import logging
+
+    import structlog
+
+    config, root = structlog.get_config(), logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    structlog.configure(**config)
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
