@@ -54,7 +54,9 @@ CALLS: list[tuple[str, dict[str, Any], Check]] = [
 
 class Inspector:
     def __init__(self, node: str, launcher: str, work: Path) -> None:
-        self.command = [node, launcher, "--cli", "--format", "json", "-q"]
+        # A stdio server starts in a second or two, but scripts/test runs this beside the test suite at a low
+        # priority: give it 120 s, not the Inspector's 15.
+        self.command = [node, launcher, "--cli", "--format", "json", "-q", "--connect-timeout", "120000"]
         # The Inspector keeps a catalog of servers; ours lives and dies with this run.
         self.env = {**os.environ, "MCP_CATALOG_PATH": str(work / "catalog.json")}
 

@@ -3,9 +3,11 @@
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.once import built_once
 
 pytest_plugins = ["tests.support.fixtures"]
 
@@ -15,13 +17,48 @@ pytest_plugins = ["tests.support.fixtures"]
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the xdist_group marks working under pytest 9.2. pytest-xdist 3.8 tells the scheduler a test's group
+    by a suffix on its id, written where pytest 9.2 no longer reads it (pytest-xdist issue 1386): every test then
+    went to any worker. Write the suffix where pytest reads it, unless pytest-xdist already did."""
+    if not getattr(config.option, "loadgroup", False):  # set on a worker of `--dist loadgroup`
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        groups = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks})
+        if groups and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 EXAMPLE_DOCS = Path(__file__).resolve().parent.parent / "examples" / "docs"
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """Each test starts with logging configured as before it: a command run in this process (CliRunner) sets
+    structlog's level for the process, and a later test's info lines vanished, on whichever worker ran both."""
+    import logging
+
+    import structlog
+
+    config, root = structlog.get_config(), logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    structlog.configure(**config)
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
 def indexed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database built once per session by the real `lancelot-index` over examples/docs (table "documents")."""
-    db = tmp_path_factory.mktemp("indexed") / "db"
-    command = [Path(sys.executable).parent / "lancelot-index", "--quiet", EXAMPLE_DOCS, db]
-    subprocess.run(command, check=True, capture_output=True, timeout=120)
-    return db
+    """A database built once per run by the real `lancelot-index` over examples/docs (table "documents")."""
+
+    def build(folder: Path) -> None:
+        command = [Path(sys.executable).parent / "lancelot-index", "--quiet", EXAMPLE_DOCS, folder / "db"]
+        subprocess.run(command, check=True, capture_output=True, timeout=120)
+
+    return built_once(tmp_path_factory, "indexed", build) / "db"

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# One worker runs this module when the suite runs on several: the wheels built once for the module, made once.
+pytestmark = pytest.mark.xdist_group("built_wheels")
+
 ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = {"shared": "lancelot-schema", "indexer": "lancelot-indexer", "server": "lancelot-server"}
 REPO_URL = "https://github.com/lancelot-search/lancelot"

@@ -10,6 +10,9 @@ from tests.e2e.test_read import TRANSPORTS, over
 from tests.server import corpus, metadata_corpus
 from tests.server.metadata_corpus import DEEP, QUERY, SETUP, SINCE_2024, endpoint, environ
 
+# One worker runs this module when the suite runs on several: the module's database and embedding endpoint, made once.
+pytestmark = pytest.mark.xdist_group("e2e_filters_db")
+
 __all__ = ["endpoint"]  # the module's embedding endpoint, a fixture
 
 

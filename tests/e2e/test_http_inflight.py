@@ -11,6 +11,9 @@ from tests.e2e.test_http_server import ACCEPT, Running, environment, rpc
 from tests.e2e.test_http_slow_clients import Slow
 from tests.support.embedding_server import EmbeddingServer
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 # The embedding endpoint holds each search this long: under the server's 10 s embedding timeout, and
 # far longer than a refusal takes, even on two busy cores.
 HOLD_S = 4

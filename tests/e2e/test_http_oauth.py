@@ -20,6 +20,9 @@ from tests.support.issuer import RESOURCE, Issuer, rsa_key
 
 from lancelot_server.auth.oauth import REFETCH_S, TIMEOUT_S
 
+# One worker runs this module when the suite runs on several: the module's server and issuer, made once.
+pytestmark = pytest.mark.xdist_group("oauth_server")
+
 LIST = rpc("tools/list")
 STATIC = "static-ci-token-0123456789"
 

@@ -15,6 +15,9 @@ import httpx
 import pytest
 from mcp import Client
 
+# One worker runs this module when the suite runs on several: the module's server, made once.
+pytestmark = pytest.mark.xdist_group("http_server")
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ACCEPT = {"accept": "application/json, text/event-stream"}
@@ -264,10 +267,13 @@ def test_the_sdk_client_calls_all_four_tools(server, database, mode, negotiated)
 
 
 def test_one_json_log_line_per_request_on_stderr_never_the_query_and_nothing_on_stdout(server):
+    logged = len([line for line in server.log() if line["event"] == "request"])
     answer = post(server, rpc("tools/call", {"name": "lancedb_search", "arguments": {"query": SENTINEL}}))
     assert answer.status_code == 200
-    time.sleep(0.2)
-    requests = [line for line in server.log() if line["event"] == "request"]
+    deadline = time.monotonic() + 30
+    while len(requests := [line for line in server.log() if line["event"] == "request"]) == logged:
+        assert time.monotonic() < deadline, "the request was never logged"  # written just after the answer
+        time.sleep(0.01)
     last = requests[-1]
     assert {k: last[k] for k in ("method", "path", "status", "rpc_method", "tool")} == {
         "method": "POST",

@@ -12,9 +12,14 @@ import pytest
 from mcp import Client
 from tests.e2e.test_http_server import Running, environment
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 SEARCH = {"query": "escaping air", "mode": "text"}
 # Generous: a search takes well under a second here, but CI has two busy cores.
 SEARCH_BOUND_S = 15
+DEADLINE_S = 3  # the request deadline of the "deadline" server
+LAG_S = 1
 
 
 class Slow:
@@ -83,7 +88,7 @@ def servers(tmp_path_factory, lancelot_db):
     search loads LanceDB); a cap of 50 connections; 128 file descriptors with a cap far above that, so
     that connections do run the process out of them."""
     settings = {
-        "deadline": ({"LANCELOT_HTTP_REQUEST_TIMEOUT": "3"}, ()),
+        "deadline": ({"LANCELOT_HTTP_REQUEST_TIMEOUT": str(DEADLINE_S)}, ()),
         "cap": ({"LANCELOT_HTTP_MAX_CONNECTIONS": "50"}, ()),
         "fds": ({"LANCELOT_HTTP_MAX_CONNECTIONS": "1000"}, LOW_FD_LIMIT),
     }
@@ -125,15 +130,20 @@ def test_hundreds_of_slow_clients_are_cut_off_at_the_deadline_while_searches_go_
             searches = []
             for _ in range(3):
                 took = await search(server.url)
-                searches.append((took, sum(client.closed is None for client in slow)))
+                searches.append((took, sum(client.closed is None for client in slow), time.monotonic()))
             with anyio.fail_after(15):
                 while any(client.closed is None for client in slow):
                     await anyio.sleep(0.1)
         return slow, searches
 
     slow, searches = anyio.run(scenario)
-    assert all(took < SEARCH_BOUND_S for took, _ in searches)
-    assert searches[0][1] == 300  # answered while every slow client still held its connection
+    assert all(took < SEARCH_BOUND_S for took, _, _ in searches)
+    # Answered while every slow client whose deadline had not come still held its connection: all 300 on a quiet
+    # machine; on a loaded one, opening them and the search can outlast the first ones' deadline. A client
+    # notes its opening when its task resumes, up to a second (LAG_S) after the server's clock started.
+    _, held, answered = searches[0]
+    due = sum(client.opened + DEADLINE_S - LAG_S <= answered for client in slow)
+    assert held >= 300 - due and due < 300
     assert {client.status for client in slow} == {408}
     lived = [client.closed - client.opened for client in slow]
     # Cut at the 3 s deadline, not at once: `opened` is noted when the client's task next runs after connecting,

@@ -8,6 +8,9 @@ from tests.e2e.test_read import TRANSPORTS, over
 from tests.server import corpus
 from tests.server.languages_corpus import DOCS, QUERIES
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("cjk_db")
+
 
 @pytest.fixture(scope="module")
 def cjk_db(tmp_path_factory):

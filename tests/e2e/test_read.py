@@ -16,6 +16,9 @@ from tests.e2e.test_http_server import Running, environment
 from tests.server import corpus
 from tests.server.reading.long_reads import joined, long_markdown, stored_texts
 
+# One worker runs this module when the suite runs on several: the module's databases, made once.
+pytestmark = pytest.mark.xdist_group("reading_db")
+
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB = "https://github.com/you/repo/blob/main/docs/{path}#L{line}-L{line_end}"
 SITE = "https://docs.example.com/{path}#{anchor}"

@@ -4,8 +4,10 @@ files and a 20 MB file do not belong in git)."""
 from __future__ import annotations
 
 import codecs
+import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -104,10 +106,10 @@ def small_docs(tmp_path: Path) -> Path:
 
 def kill_at_first_write(command: list, table_dir: Path) -> int:
     """Run `command` (an indexer run) and SIGKILL it the moment a new file appears in the table's data
-    folder, before its commit; return its exit status."""
+    folder, before its commit; return its exit status once its workers are gone too."""
     data_dir = table_dir / "data"
     files_before = set(data_dir.iterdir())
-    process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while set(data_dir.iterdir()) == files_before and process.poll() is None and time.monotonic() < deadline:
@@ -115,4 +117,34 @@ def kill_at_first_write(command: list, table_dir: Path) -> int:
         process.send_signal(signal.SIGKILL)
     finally:
         process.wait(timeout=60)
+    # Its workers die a moment after it, and hold its lock file open until then: on a loaded machine the next
+    # run met them and was refused as a second indexer.
+    assert group_ended(process.pid), "a worker outlived its killed indexer"
     return process.returncode
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a reparented child may wait for a reaper that is not ours)."""
+    return _stat(pid)[0] not in ("", "Z")
+
+
+def group_ended(group: int, within: float = 30.0) -> bool:
+    """Whether every process of the process group `group` is gone within `within` s (Linux; elsewhere,
+    without /proc, true at once)."""
+    if sys.platform != "linux":
+        return True
+    deadline = time.monotonic() + within
+    while any(_stat(int(pid))[1] == group and running(int(pid)) for pid in os.listdir("/proc") if pid.isdigit()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _stat(pid: int) -> tuple[str, int]:
+    """A process's state letter and process group ("" and -1 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return "", -1
+    return fields[0], int(fields[2])

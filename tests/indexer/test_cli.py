@@ -335,6 +335,7 @@ def test_a_name_in_an_error_message_is_printed_escaped_on_the_error_line(tmp_pat
     ]
 
 
+@pytest.mark.xdist_group("timing")  # a time budget
 def test_a_file_that_takes_longer_than_the_limit_is_stopped_and_skipped_and_the_rest_is_indexed(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()

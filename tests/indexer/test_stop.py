@@ -12,7 +12,10 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from .conftest import write_big_text
+from .conftest import running, write_big_text
+
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
 
 BIN = Path(sys.executable).parent
 
@@ -29,15 +32,6 @@ def children(pid: int) -> set[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         found |= {int(child) for child in (task / "children").read_text().split()}
     return found
-
-
-def running(pid: int) -> bool:
-    """Alive and not a zombie (a reparented child may wait for a reaper that is not ours)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def all_ended(workers: set[int], within: float = 10.0) -> bool:

@@ -29,6 +29,9 @@ from lancelot_indexer.pipeline import Options, Report, build
 from .conftest import write_big_text
 from .test_stop import all_ended, children
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 WAIT = 120.0  # for a line: a loaded 2-core machine can be slow, never this slow
 QUIET = 2.0  # seconds without a line that show no rebuild came of a change (settle times are 1 s at most)
 LINE = re.compile(r"^\d\d:\d\d:\d\d  (.*); \d+\.\d s$")

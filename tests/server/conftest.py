@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.server import corpus
+from tests.support.once import built_once
 
 from lancelot_schema.settings import resolve
 from lancelot_server.storage.store import Store
@@ -17,10 +18,13 @@ from lancelot_server.tools import Tools
 def lancelot_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database with `documents` (BM25), `plain` (--no-fts), `workspace` (AnythingLLM, vectors of 384)
     and `embedded` (`documents` plus 8-wide vectors: `lancelot-index --embed` with the test endpoint's
-    `test-8` model, stamped with it; `embedded_plain` the same with --no-fts)."""
+    `test-8` model, stamped with it; `embedded_plain` the same with --no-fts). Built once per run."""
+    return built_once(tmp_path_factory, "lancelot", _build_lancelot_db) / "db"
+
+
+def _build_lancelot_db(root: Path) -> None:
     from tests.support.embedding_server import EmbeddingServer
 
-    root = tmp_path_factory.mktemp("lancelot")
     docs, db = corpus.write_docs(root / "docs"), root / "db"
     corpus.index(docs, db)
     corpus.index(docs, db, "--table", "plain", "--no-fts")
@@ -29,7 +33,6 @@ def lancelot_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env = {"OPENAI_BASE_URL": endpoint.url, "OPENAI_API_KEY": "sk-test", "EMBEDDING_MODEL": "test-8"}
         corpus.index(docs, db, "--table", "embedded", "--embed", env=env)
         corpus.index(docs, db, "--table", "embedded_plain", "--embed", "--no-fts", env=env)
-    return db
 
 
 @pytest.fixture

@@ -12,6 +12,9 @@ import pytest
 from lancelot_server import lambda_handler
 from lancelot_server.storage import lance_table
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("lambda_db")
+
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "abc123.execute-api.eu-west-1.amazonaws.com"
 JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}

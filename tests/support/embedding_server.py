@@ -103,7 +103,7 @@ class EmbeddingServer:
             max_request_tokens,
         )
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
+        self._release = threading.Event()  # set by stop() and reset(): answers held back go at once
         self._faults: deque[_Fault] = deque()
         self._requests: list[Recorded] = []
         self._in_flight = 0
@@ -130,7 +130,7 @@ class EmbeddingServer:
         return self
 
     def stop(self) -> None:
-        self._stopping.set()  # wakes slow answers
+        self._release.set()  # wakes slow answers
         self._httpd.shutdown()
         self._httpd.server_close()
         if self._thread is not None:
@@ -165,12 +165,19 @@ class EmbeddingServer:
         with self._lock:
             self._faults.extend(fault for _ in range(times))
 
-    def reset(self) -> None:
-        """Forget recorded requests and pending faults."""
+    def reset(self, seconds: float = 10.0) -> None:
+        """Forget recorded requests and pending faults, and let answers still held back go (unrecorded): as
+        new, for the next test of a shared endpoint. Waits up to `seconds` for those answers to leave."""
         with self._lock:
             self._faults.clear()
             self._requests.clear()
-            self.max_in_flight = 0
+            self._release.set()
+            self._release = threading.Event()
+        deadline = time.monotonic() + seconds
+        while self._in_flight and time.monotonic() < deadline:
+            time.sleep(0.005)
+        with self._lock:
+            self.max_in_flight = self._in_flight
 
     # -- what happened ------------------------------------------------------------------------------
     @property
@@ -211,6 +218,7 @@ class EmbeddingServer:
 
     def _serve(self, authorization: str | None, body: bytes) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         started = time.monotonic()
+        release = self._release
         model, inputs, encoding, hold = "", [], "float", self.latency
         try:
             request = _parse(body)
@@ -235,10 +243,11 @@ class EmbeddingServer:
             payload = {"error": {"message": str(error), "type": error.kind, "param": None, "code": error.code}}
         # The answer is worked out first and held back until `latency` has passed since the request came in,
         # as from a remote endpoint whose own work is part of its latency. Event.wait lets go of the GIL
-        # and wakes at once on stop().
-        self._stopping.wait(max(0.0, started + hold - time.monotonic()))
+        # and wakes at once on stop() or reset().
+        release.wait(max(0.0, started + hold - time.monotonic()))
         with self._lock:
-            self._requests.append(Recorded(model, tuple(inputs), encoding, status, started, time.monotonic()))
+            if release is self._release:  # not an answer a reset let go: that belonged to an earlier test
+                self._requests.append(Recorded(model, tuple(inputs), encoding, status, started, time.monotonic()))
         return status, payload, headers
 
     def _next_fault(self) -> _Fault | None:

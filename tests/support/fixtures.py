@@ -10,12 +10,20 @@ from tests.support.embedding_server import EmbeddingServer
 from tests.support.s3_server import S3Server, local_aws_env
 
 
-@pytest.fixture
-def embedding_server() -> Iterator[EmbeddingServer]:
-    """A fresh OpenAI-compatible endpoint on 127.0.0.1 (key `sk-test`; models `test-8`, `test-16`,
-    `text-embedding-3-small` and others), stopped after the test. Its `.url` is the openai base URL."""
+@pytest.fixture(scope="session")
+def _one_embedding_server() -> Iterator[EmbeddingServer]:
     with EmbeddingServer() as server:
         yield server
+
+
+@pytest.fixture
+def embedding_server(_one_embedding_server: EmbeddingServer) -> Iterator[EmbeddingServer]:
+    """An OpenAI-compatible endpoint on 127.0.0.1 (key `sk-test`; models `test-8`, `test-16`,
+    `text-embedding-3-small` and others), as new to each test: one server for the session, its faults and
+    recorded requests forgotten, and answers still held for an earlier test let go. `.url` is the base URL."""
+    _one_embedding_server.reset()
+    yield _one_embedding_server
+    _one_embedding_server.reset()
 
 
 @pytest.fixture

@@ -31,13 +31,16 @@ REGION = "us-east-1"
 # Runs in the child: moto's app on a free port, which it prints, then serves until killed. Each request may
 # wait `latency` seconds first (what a round trip to a real bucket costs; `PUT /_latency?seconds=S` changes it),
 # and is written to `log` when given, with its conditions (the commit protocol's create-only PUT carries
-# `If-None-Match: *`).
+# `If-None-Match: *`). A conditional PUT is served whole under one lock: moto checks the condition, then writes,
+# and two threads could both pass the check (two indexers both took one bucket's lock under load); S3 does both
+# as one step.
 _SERVE = """
-import sys, time
+import sys, threading, time
 from werkzeug.serving import make_server
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 
 latency, log = [float(sys.argv[1])], sys.argv[2]
+conditional = threading.Lock()
 moto = DomainDispatcherApplication(create_backend_app)
 written = open(log, "a", encoding="utf-8", buffering=1) if log else None
 
@@ -55,6 +58,9 @@ def app(environ, start_response):
                 value = environ.get("HTTP_" + header.upper().replace("-", "_"))
                 asked += f" {header}: {value}" if value else ""
             written.write(asked + "\\n")
+    if environ["REQUEST_METHOD"] == "PUT" and ("HTTP_IF_NONE_MATCH" in environ or "HTTP_IF_MATCH" in environ):
+        with conditional:
+            return moto(environ, start_response)
     return moto(environ, start_response)
 
 server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)

@@ -12,6 +12,7 @@ from pathlib import Path
 import docx
 import lance
 import lancedb
+import pytest
 from tests.support.documents import Line, docx_bytes, make_pdf, spinning_pdf
 
 from lancelot_indexer.documents.collect import collect
@@ -141,6 +142,7 @@ def test_without_the_optional_libraries_their_files_are_skipped_with_the_install
     ]
 
 
+@pytest.mark.xdist_group("timing")  # a time budget
 def test_a_pdf_that_makes_pdfium_spin_is_stopped_by_the_per_file_limit_and_the_run_goes_on(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()

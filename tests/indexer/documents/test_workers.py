@@ -21,6 +21,9 @@ from lancelot_indexer.documents.walk import Skipped
 from lancelot_indexer.documents.workers import Lost, Workers, over_memory
 from lancelot_indexer.pipeline import Options, build
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 BIN = Path(sys.executable).parent
 
 

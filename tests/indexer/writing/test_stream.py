@@ -1,6 +1,7 @@
 """Batches handed to a writer in its own thread: results, errors both ways, and nothing committed on a stop."""
 
 import threading
+import time
 
 import pyarrow as pa
 import pytest
@@ -22,16 +23,21 @@ def test_the_writer_reads_every_table_in_order_and_its_result_is_returned():
 
 
 def test_the_writer_waits_for_tables_and_the_reader_waits_for_room():
-    taken = threading.Event()
+    reading = threading.Event()
 
     def slow(reader):
-        taken.wait(10)
+        assert reading.wait(30)
         return sum(batch.num_rows for batch in reader)
 
     with Feed(SCHEMA, slow) as feed:
-        for n in range(QUEUED + 5):
-            if n == QUEUED + 1:
-                taken.set()  # the queue was full: put waited, and goes on once the writer reads
+        for n in range(QUEUED):
+            feed.put(table(n))
+        # The queue is full: the next put waits until the writer reads, which it begins 0.2 s from now.
+        threading.Timer(0.2, reading.set).start()
+        started = time.monotonic()
+        feed.put(table(QUEUED))
+        assert time.monotonic() - started >= 0.19
+        for n in range(QUEUED + 1, QUEUED + 5):
             feed.put(table(n))
         assert feed.close() == QUEUED + 5
 

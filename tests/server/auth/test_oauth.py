@@ -356,6 +356,7 @@ def test_a_redirect_is_followed_only_to_a_secure_url(issuer):
     assert "a redirect must be an https:// URL" in logs[0]["problem"]
 
 
+@pytest.mark.xdist_group("timing")  # a time budget
 def test_a_hanging_issuer_is_a_rejection_within_the_timeout(issuer):
     issuer.fault = "hang"
     verify = verifier(issuer, timeout=0.5)

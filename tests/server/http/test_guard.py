@@ -117,6 +117,7 @@ class TrickledBody(Body):
         return await super().__call__()
 
 
+@pytest.mark.xdist_group("timing")  # a time budget
 def test_a_body_that_does_not_arrive_in_time_is_408_and_never_reaches_the_app():
     rules = Rules(RULES.path, RULES.allowed_hosts, RULES.allowed_origins, VERSIONS, body_timeout=0.2)
     started = time.monotonic()

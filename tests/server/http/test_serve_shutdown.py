@@ -15,8 +15,12 @@ import time
 import httpx
 import pytest
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 SERVER = """
 import sys
+from pathlib import Path
 import anyio
 from mcp.server.mcpserver import MCPServer
 from lancelot_schema.settings import resolve
@@ -26,7 +30,8 @@ server = MCPServer("slow")
 
 @server.tool()
 async def slow(seconds: float) -> str:
-    \"\"\"Wait, then answer.\"\"\"
+    \"\"\"Say it started (a file named by the second argument), wait, then answer.\"\"\"
+    Path(sys.argv[2]).touch()
     await anyio.sleep(seconds)
     return "done"
 
@@ -64,16 +69,19 @@ def call_slow(port, seconds):
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
-def test_a_stop_signal_lets_the_request_in_flight_finish_then_exits_zero(stop):
-    port = free_port()
-    command = [sys.executable, "-c", SERVER, str(port)]
+def test_a_stop_signal_lets_the_request_in_flight_finish_then_exits_zero(stop, tmp_path):
+    port, started = free_port(), tmp_path / "started"
+    command = [sys.executable, "-c", SERVER, str(port), str(started)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
         try:
             wait_until_listening(port, process)
             answers = []
             caller = threading.Thread(target=lambda: answers.append(call_slow(port, 1.5)))
             caller.start()
-            time.sleep(0.5)  # the call is now in flight
+            deadline = time.monotonic() + 30
+            while not started.exists():  # the call is in flight once the tool has begun
+                assert caller.is_alive() and time.monotonic() < deadline, answers
+                time.sleep(0.01)
             process.send_signal(stop)
             caller.join(timeout=30)
             stdout, stderr = process.communicate(timeout=30)

@@ -10,6 +10,9 @@ from tests.support.documents import Line, make_pdf
 
 from lancelot_schema import layout
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("paged_db")
+
 PAGES = [
     [Line("Backups", 18, 720), Line("Take a backup with pg_dump every night.", 11, 690)],
     [Line("Restoring", 18, 720), Line("Restore it with pg_restore into an empty database.", 11, 690)],

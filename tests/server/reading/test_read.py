@@ -15,6 +15,9 @@ from lancelot_server.errors import InvalidRequest, TableNotFound
 from lancelot_server.reading import documents
 from lancelot_server.storage.store import describe
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("long_db")
+
 
 @pytest.fixture(scope="module")
 def long_db(tmp_path_factory):

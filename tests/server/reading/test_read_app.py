@@ -15,6 +15,9 @@ from tests.server.test_app import call, listed, session
 from lancelot_server.reading import resources
 from lancelot_server.reading.read import DEFAULT_BUDGET
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("many_db")
+
 
 def test_read_declares_its_arguments_with_from_on_the_wire(lancelot_db):
     tool = listed(lancelot_db)["lancedb_read"]

@@ -14,6 +14,9 @@ from tests.server.conftest import endpoint_tools
 
 from lancelot_server.search import embed
 
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
 
 @pytest.fixture
 def short_waits(monkeypatch):
@@ -67,7 +70,10 @@ def test_a_stalled_endpoint_holds_at_most_a_few_searches_and_text_search_stays_f
     ]
     for search in searches:
         search.start()
-    time.sleep(0.6)  # every slot is taken by now, and the searches without one have given up
+    deadline = time.monotonic() + 30
+    while len(replies) < 4 or embedding_server.max_in_flight < embed.MAX_IN_FLIGHT:
+        assert time.monotonic() < deadline, replies  # every slot taken, and the searches without one given up
+        time.sleep(0.01)
     started = time.perf_counter()
     text = tools.search("hiss", mode="text")
     assert time.perf_counter() - started < 1.0 and text["hits"]

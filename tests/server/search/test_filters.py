@@ -19,6 +19,9 @@ from lancelot_server.search import substring
 from lancelot_server.search.filters import MAX_TAGS, NONE_KEPT, Filters
 from lancelot_server.tools import MAX_LIMIT
 
+# One worker runs this module when the suite runs on several: the module's database and embedding endpoint, made once.
+pytestmark = pytest.mark.xdist_group("filters_db")
+
 MODES = ["text", "vector", "hybrid"]
 __all__ = ["endpoint"]  # the module's embedding endpoint, a fixture
 

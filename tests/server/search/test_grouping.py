@@ -9,6 +9,9 @@ import pytest
 from tests.server import corpus
 from tests.server.conftest import endpoint_tools
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("crowded_db")
+
 
 @pytest.fixture(scope="module")
 def crowded_db(tmp_path_factory):

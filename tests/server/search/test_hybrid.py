@@ -15,6 +15,9 @@ from tests.support.embedding_server import EmbeddingServer
 
 from lancelot_server.search.fusion import HYBRID_DEPTH, TEXT_WEIGHT
 
+# One worker runs this module when the suite runs on several: the module's database and embedding endpoint, made once.
+pytestmark = pytest.mark.xdist_group("designed_db")
+
 QUERY = "reclaim dead rows"
 
 # One chunk per file. BM25 ranks `keywords.txt` first (the query's words, some twice, in a short text);

@@ -9,6 +9,9 @@ import pytest
 from tests.server import corpus
 from tests.server.languages_corpus import DOCS, QUERIES
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("multilingual_db")
+
 
 @pytest.fixture(scope="module")
 def multilingual_db(tmp_path_factory):

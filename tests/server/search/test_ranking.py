@@ -11,6 +11,9 @@ from tests.server import corpus
 from lancelot_schema.languages import DEFAULT, FTS_PARAMS
 from lancelot_server.search import core
 
+# One worker runs this module when the suite runs on several: the module's databases, made once.
+pytestmark = pytest.mark.xdist_group("ranking_dbs")
+
 
 @pytest.fixture(scope="module")
 def sections_db(tmp_path_factory):

@@ -15,6 +15,9 @@ from tests.server import corpus
 from lancelot_server.search import core, substring
 from lancelot_server.storage.store import describe
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("ngram_db")
+
 QUERIES = [
     "DEC-0054",
     "dec-0054",

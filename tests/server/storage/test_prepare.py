@@ -4,11 +4,18 @@ arrives first waits for that work and answers as it would have, never fails, and
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from lancelot_server.errors import DatabaseNotFound
 from lancelot_server.storage import lance_table
+
+# Timing budgets: one worker runs these modules' tests one after another, however many workers run.
+pytestmark = pytest.mark.xdist_group("timing")
+
+# "Well before" settle's 30 s bound: far more than the opening takes on a loaded machine, far less than 30 s.
+SOON = 5.0
 
 
 @pytest.fixture
@@ -65,28 +72,47 @@ def test_a_store_without_a_database_prepares_nothing(make_tools):
     assert tools.store._preparing is None
 
 
+def settle_timed(store, seconds):
+    """Start `store.settle(seconds)` in a thread; the thread, and a list that gets its duration in seconds."""
+    took: list[float] = []
+
+    def settle():
+        started = time.monotonic()
+        store.settle(seconds)
+        took.append(time.monotonic() - started)
+
+    settling = threading.Thread(target=settle)
+    settling.start()
+    return settling, took
+
+
 def test_a_stopping_server_settles_once_the_table_is_open_or_the_bound_ends(lancelot_db, make_tools, gated_open):
     gate, entered, opened = gated_open
     tools = make_tools(lancelot_db)
     tools.store.prepare("documents")
     assert entered.wait(30)
-    settling = threading.Thread(target=tools.store.settle, args=(30,))
-    settling.start()
+    settling, took = settle_timed(tools.store, 30)
     settling.join(0.3)
     assert settling.is_alive()  # the opening is under way: the stop waits for it
     gate.set()
-    settling.join(30)
+    opened_at = time.monotonic()
+    settling.join(60)
     assert not settling.is_alive() and len(opened) == 1
+    # It returned as the opening ended, well before its 30 s bound (the bound is the stop's, not a pause).
+    assert time.monotonic() - opened_at < SOON and took[0] < 0.3 + SOON
     gate.clear()
     held = make_tools(lancelot_db)
     held.store.prepare("documents")
     assert entered.wait(30)
-    settling = threading.Thread(target=held.store.settle, args=(0.2,))
-    settling.start()
+    settling, took = settle_timed(held.store, 0.2)
     settling.join(30)
     assert not settling.is_alive() and len(opened) == 1  # it returned at its bound, the opening still held
+    assert 0.2 <= took[0] < SOON
     gate.set()
 
 
 def test_settle_without_a_preparation_returns_at_once(lancelot_db, make_tools):
-    make_tools(lancelot_db).store.settle(30)
+    tools = make_tools(lancelot_db)
+    started = time.monotonic()
+    tools.store.settle(30)
+    assert time.monotonic() - started < SOON

@@ -19,6 +19,9 @@ from lancelot_server.errors import DatabaseNotFound, LancelotError, StorageError
 from lancelot_server.storage.store import Store
 from lancelot_server.tools import Tools
 
+# One worker runs this module when the suite runs on several: the module's bucket, made once.
+pytestmark = pytest.mark.xdist_group("s3_db")
+
 SECRET = "wJalrXUtnFEMI-not-a-real-secret"
 
 

@@ -16,6 +16,9 @@ from lancelot_server.errors import InvalidRequest, TableNotFound
 from lancelot_server.reading import markdown, resources
 from lancelot_server.storage.tables import MAX_TABLES
 
+# One worker runs this module when the suite runs on several: the module's database, made once.
+pytestmark = pytest.mark.xdist_group("shelves")
+
 MANUALS = {
     "chain-tool.md": "# The chain tool\n\nPush the chain pin out with the chain tool, then oil the chain.\n",
     "brakes.md": "# Brakes\n\nA worn brake pad squeals; the chain is not to blame.\n",
