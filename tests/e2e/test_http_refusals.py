@@ -12,6 +12,10 @@ import httpx
 import pytest
 from tests.e2e.test_http_server import ACCEPT, Running, environment, rpc
 
+# One worker runs this module when the suite runs on several: the module's server, made once.
+pytestmark = pytest.mark.xdist_group("refusals_server")
+
+
 JSON = {"content-type": "application/json"}
 MODERN = {"mcp-protocol-version": "2026-07-28"}
 

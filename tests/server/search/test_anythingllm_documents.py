@@ -18,6 +18,10 @@ from tests.server import corpus
 from tests.server.test_app import session
 from tests.support.embedding_server import EmbeddingServer
 
+# One worker runs this module when the suite runs on several: the module's database and embedding endpoint, made once.
+pytestmark = pytest.mark.xdist_group("anythingllm_db")
+
+
 UPLOAD = "a text file uploaded by the user."
 WIDTH = 8
 # Each document of the workspace by its url: its title and its number of chunks.
