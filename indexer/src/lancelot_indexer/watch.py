@@ -156,8 +156,10 @@ class Watcher:
             return
         self._building = False  # not in a finally: a stop during the build leaves it set
         self._rebuilds += 1
+        # The log names each file the line counts as skipped; it comes first, so that the line is the
+        # rebuild's last word: a Ctrl-C right after the line cannot cut the names short.
+        log_leftovers(report)
         out(f"{_clock()}  {line(report)}")
-        log_leftovers(report)  # the line counts what was skipped; the log names each
 
 
 def line(report: Report) -> str:
