@@ -1,6 +1,7 @@
 """A real authorization server's public side for tests: metadata documents and a JWKS over HTTP on
 127.0.0.1, and tokens signed with the keys it publishes (tests/server/auth/test_oauth.py, the e2e auth tests)."""
 
+import contextlib
 import json
 import threading
 import time
@@ -48,7 +49,9 @@ class Issuer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                # The server under test may give up on the answer (a timeout the test provokes).
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(body)
 
             def log_message(self, *args):
                 pass
