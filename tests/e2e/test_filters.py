@@ -43,9 +43,12 @@ def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, tmp
                 assert not result.is_error, result.content[0].text
                 replies[mode, name] = result.structured_content
         listed = await client.call_tool("lancedb_query", {"query": QUERY, "mode": "hybrid", "types": ["html"]})
-        return replies, listed.content[0].text
+        narrowed = {"tags": ["Setup"], "tagMatch": "all", "since": "2020", "until": "2030-06", "path": "guide/"}
+        told = await client.call_tool("lancedb_query", {"query": QUERY, "mode": "text", **narrowed})
+        bare = await client.call_tool("lancedb_query", {"query": QUERY, "mode": "text"})
+        return replies, listed.content[0].text, told.content[0].text, bare.content[0].text
 
-    replies, listed = over(transport, filters_db, session, tmp_path, **environ(endpoint))
+    replies, listed, told, bare = over(transport, filters_db, session, tmp_path, **environ(endpoint))
     for mode in ("text", "vector", "hybrid"):
         sources = {name: {hit["source"] for hit in replies[mode, name]["hits"]} for name in asked}
         assert all(replies[mode, name]["searchType"] == mode for name in asked), mode
@@ -59,6 +62,10 @@ def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, tmp
     hit = next(hit for hit in replies["text", "setup"]["hits"] if hit["source"] == "guide/install.md")
     assert hit["metadata"]["tags"] == ["Setup", "Linux"] and hit["metadata"]["author"] == "Ann"
     assert "web/page.html" in listed and "guide/install.md" not in listed
+    # The Markdown header says what narrowed the passages; without a filter it says nothing of filters.
+    assert f'- query: {QUERY}\n- filters: types ["html"]\n' in listed
+    assert '- filters: tags ["setup"] (tagMatch all) · since 2020-01-01 · until 2030-06-30 · path "guide/"\n' in told
+    assert "guide/install.md" in told and "- filters" not in bare
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,11 @@ import os
 import subprocess
 import threading
 
+import lance
 from tests.e2e.stdio_server import LANCELOT, call, serve, serve_logged
 from tests.server import corpus
+
+from lancelot_schema import layout
 
 
 def test_all_four_tools_answer_over_stdio(lancelot_db):
@@ -127,6 +130,30 @@ def test_errors_are_tool_results_and_the_server_keeps_serving(tmp_path):
     assert too_many.is_error and "limit" in too_many.content[0].text
     assert not status.is_error and status.structured_content["database"]["exists"] is False
     assert not (tmp_path / "no-db").exists()
+
+
+def test_status_gives_the_exclude_patterns_as_a_list_and_answers_despite_a_damaged_stamp(tmp_path):
+    docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
+    corpus.index(docs, db, "--exclude", "drafts/*", "--exclude", 'odd "name",1')
+    corpus.index(docs, db, "--table", "damaged")
+    lance.dataset(str(db / "damaged.lance")).update_schema_metadata({layout.META_EXCLUDE: '["unclosed'})
+
+    async def session(client):
+        return await call(client, "lancedb_status")
+
+    # The SDK's client checks the reply against the published output schema: a list where it declares one.
+    result = serve(db, session, LANCELOT_TABLES="documents,damaged")
+    assert not result.is_error, result.content[0].text
+    documents, damaged = result.structured_content["tables"]
+    assert documents["metadata"]["exclude"] == ["drafts/*", 'odd "name",1']
+    assert documents["metadata"]["chunk_size"] == "1200" and documents["metadata"]["layout_version"] == "5"
+    assert "note" not in documents
+    assert "exclude" not in damaged["metadata"] and damaged["metadata"]["chunk_size"] == "1200"
+    assert damaged["note"] == (
+        "its lancelot.exclude stamp is not a JSON list of patterns ('[\"unclosed'), so metadata leaves it out; "
+        "a rebuild with lancelot-index stamps it again"
+    )
+    assert damaged["searchTypes"] == ["text"] and damaged["rows"] == documents["rows"]
 
 
 def test_a_rebuild_is_seen_at_the_next_call_without_a_restart(tmp_path):

@@ -260,7 +260,7 @@ def test_a_link_template_is_stamped_kept_on_an_unchanged_rebuild_and_removed_whe
 
 
 def test_a_link_template_that_cannot_work_is_a_usage_error_and_nothing_is_written(docs, tmp_path):
-    for template in ("https://x/{page}", "https://x/{anchor}#", "https://x/{path"):
+    for template in ("https://x/{page}", "https://x/{title}", "https://x/{anchor}#", "https://x/{path"):
         result = CliRunner().invoke(main, ["--link", template, str(docs), str(tmp_path / "db")])
         assert result.exit_code == 2, result.output
         assert "--link" in result.stderr and "Traceback" not in result.output

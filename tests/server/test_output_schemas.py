@@ -6,8 +6,9 @@ import pytest
 from pydantic import TypeAdapter
 from tests.server.test_app import call, listed
 
+from lancelot_schema import layout
 from lancelot_server.output_schemas import compact
-from lancelot_server.replies import SearchReply, StatusReply
+from lancelot_server.replies import SearchReply, StatusReply, TableMetadata
 
 
 def verdicts(schema, instances):
@@ -63,6 +64,17 @@ def test_published_output_schemas_have_no_references_or_bare_type_alternatives(l
     status = call(lancelot_db, "lancedb_status", {}).structured_content
     jsonschema.validate(status, tools["lancedb_status"].output_schema)
     assert verdicts(compact(TypeAdapter(StatusReply).json_schema()), [status, {**status, "table": 3}]) == [True, False]
+
+
+def test_the_status_schema_declares_every_stamped_key_text_but_the_exclude_patterns_a_list(lancelot_db):
+    assert set(TableMetadata.__annotations__) == {key.removeprefix("lancelot.") for key in layout.METADATA_KEYS}
+    table = listed(lancelot_db)["lancedb_status"].output_schema["properties"]["table"]
+    declared = table["properties"]["metadata"]["properties"]
+    assert declared.pop("exclude") == {"type": "array", "items": {"type": "string"}}
+    assert len(declared) == len(layout.METADATA_KEYS) - 1
+    assert all(value == {"type": "string"} for value in declared.values())
+    status = call(lancelot_db, "lancedb_status", {}).structured_content
+    assert status["table"]["metadata"]["exclude"] == []
 
 
 def test_data_inside_a_schema_is_left_as_it_is():

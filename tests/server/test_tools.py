@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 
+import lance
 import pytest
 from tests.server import corpus
 from tests.server.conftest import endpoint_tools
@@ -332,6 +334,23 @@ def test_status_describes_the_indexer_table(lancelot_db, make_tools):
         "vector and hybrid search fall back to text search",
     }
     assert status["searchTypes"] == ["text"]
+
+
+def test_status_leaves_out_an_exclude_stamp_that_holds_no_list_of_patterns_and_says_so(tmp_path, make_tools):
+    docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
+    corpus.index(docs, db)
+    stamps = {"empty": "[]", "numbers": "[1, 2]", "object": '{"a": "b"}', "text": '"drafts"', "broken": "[\x1b"}
+    for name in stamps:
+        shutil.copytree(db / "documents.lance", db / f"{name}.lance")
+        lance.dataset(str(db / f"{name}.lance")).update_schema_metadata({layout.META_EXCLUDE: stamps[name]})
+    status = make_tools(db, LANCELOT_TABLES=",".join(stamps)).status()
+    described = {table["name"]: table for table in status["tables"]}
+    assert described["empty"]["metadata"]["exclude"] == [] and "note" not in described["empty"]
+    for name in ("numbers", "object", "text", "broken"):
+        table = described[name]
+        assert "exclude" not in table["metadata"] and table["metadata"]["chunk_size"] == "1200", name
+        assert table["note"].startswith("its lancelot.exclude stamp is not a JSON list of patterns"), name
+    assert "('[\\x1b')" in described["broken"]["note"]  # a control character is shown escaped
 
 
 def test_status_of_an_anythingllm_table_with_a_key(lancelot_db, make_tools):

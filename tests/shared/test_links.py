@@ -20,6 +20,13 @@ def test_a_github_template_links_line_ranges_and_drops_the_fragment_without_line
     assert link(template, "page.html", anchor="x") == "https://github.com/o/r/blob/main/docs/page.html"
 
 
+def test_a_pdf_template_links_a_passage_to_its_page_and_drops_the_fragment_without_one():
+    template = "https://x/docs/{path}#page={page}"
+    assert link(template, "manuals/tool.pdf", page=3) == "https://x/docs/manuals/tool.pdf#page=3"
+    assert link(template, "guide/a.md", line=3, line_end=9) == "https://x/docs/guide/a.md"
+    assert link(template, "manuals/tool.pdf") == "https://x/docs/manuals/tool.pdf"
+
+
 def test_stem_drops_the_last_extension_only_and_path_segments_are_percent_encoded():
     assert link("https://x/{stem}/", "guide/v1.2 notes.md") == "https://x/guide/v1.2%20notes/"
     assert link("https://x/{path}", "a#b/c?d%.md") == "https://x/a%23b/c%3Fd%25.md"
@@ -33,7 +40,8 @@ def test_a_fragment_made_of_the_path_alone_is_kept_for_hash_routed_sites():
 @pytest.mark.parametrize(
     ("template", "problem"),
     [
-        ("https://x/{page}", "has {page}; the placeholders are {path}, {stem}, {anchor}, {line}, {line_end}."),
+        ("https://x/{title}", "the placeholders are {path}, {stem}, {anchor}, {line}, {line_end}, {page}."),
+        ("https://x/{page}.pdf", "has {page} before '#'"),
         ("https://x/{anchor}/#", "has {anchor} before '#'"),
         ("https://x/{path", "is not a template"),
         ("https://x/{path!r}", "with a conversion or format"),

@@ -209,8 +209,8 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     "--link",
     metavar="TEMPLATE",
     callback=_link,
-    help="Give every passage a link: a URL with {path}, {stem}, and after '#' {anchor}, {line} or {line_end}, "
-    "e.g. 'https://docs.example.com/{path}#{anchor}'.",
+    help="Give every passage a link: a URL with {path}, {stem}, and after '#' {anchor}, {line}, {line_end} or "
+    "{page} (PDF), e.g. 'https://docs.example.com/{path}#{anchor}'.",
 )
 @click.option(
     "--language",

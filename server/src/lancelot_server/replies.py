@@ -90,6 +90,25 @@ class Freshness(TypedDict):
     fullText: Coverage | None
 
 
+class TableMetadata(TypedDict, total=False):
+    """What lancelot-index stamped on a table (`layout.METADATA_KEYS` without their `lancelot.` prefix), each only
+    when stamped: text as stamped, but `exclude`, the `--exclude` patterns the rows were read with, as a list."""
+
+    layout_version: str
+    indexer_version: str
+    chunk_size: str
+    indexed_at: str
+    embedding_model: str
+    vector_width: str
+    embedding_host: str
+    link_template: str
+    language: str
+    embedded: str
+    exclude: list[str]
+    source: str
+    keep_generated: str
+
+
 class TableStatus(TypedDict):
     name: str
     exists: bool
@@ -104,7 +123,7 @@ class TableStatus(TypedDict):
     fullTextIndex: NotRequired[bool]
     language: NotRequired[str]
     documentReads: NotRequired[Literal["indexed", "scan"]]
-    metadata: NotRequired[dict[str, str]]
+    metadata: NotRequired[TableMetadata]
     freshness: NotRequired[Freshness]
     searchTypes: NotRequired[list[SearchType]]
     error: NotRequired[str]

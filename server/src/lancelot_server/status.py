@@ -8,13 +8,22 @@ only: a table not served is never opened), served ones first. Nothing names a ta
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, cast
 
+from lancelot_schema import layout
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__
-from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable
+from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable, shown
 from lancelot_server.reading import documents
-from lancelot_server.replies import DatabaseStatus, EmbeddingStatus, SearchType, StatusReply, TableStatus
+from lancelot_server.replies import (
+    DatabaseStatus,
+    EmbeddingStatus,
+    SearchType,
+    StatusReply,
+    TableMetadata,
+    TableStatus,
+)
 from lancelot_server.search import core
 from lancelot_server.search.embed import endpoint_host
 from lancelot_server.search.modes import Modes
@@ -89,6 +98,7 @@ def _described(store: Store, name: str, handle: Any, table_layout: Layout) -> Ta
     found = damage(handle)
     broken_index = found.index_broken(table_layout.text)
     rows = handle.count_rows()
+    metadata, unreadable_stamp = _metadata(table_layout.stamped)
     table = TableStatus(
         name=name,
         exists=True,
@@ -103,7 +113,7 @@ def _described(store: Store, name: str, handle: Any, table_layout: Layout) -> Ta
         fullTextIndex=core.has_fts_index(handle, table_layout.text) and not broken_index,
         language=table_layout.language,
         documentReads="indexed" if documents.indexed(table_layout) else "scan",
-        metadata=table_layout.stamped,
+        metadata=metadata,
     )
     if not found.missing:
         table["freshness"] = freshness(handle, table_layout, rows, found)
@@ -111,4 +121,31 @@ def _described(store: Store, name: str, handle: Any, table_layout: Layout) -> Ta
         table["error"] = str(store.unreadable(name, found))
     elif broken_index:
         table["note"] = f"{UNREADABLE_INDEX}; text search matches substrings"
+    if unreadable_stamp is not None:
+        table["note"] = "; ".join(filter(None, (table.get("note"), unreadable_stamp)))
     return table
+
+
+EXCLUDE = layout.META_EXCLUDE.removeprefix("lancelot.")
+
+
+def _metadata(stamped: dict[str, str]) -> tuple[TableMetadata, str | None]:
+    """The stamp as the reply shows it, with `exclude` as the list of patterns its JSON holds; and, when that is
+    no JSON list of text (a stamp written by hand or damaged), a note saying so, the stamp left out of the
+    metadata: status still answers, and the indexer, finding its settings changed, stamps it again."""
+    shaped: dict[str, Any] = dict(stamped)
+    raw = stamped.get(EXCLUDE)
+    if raw is None:
+        return cast(TableMetadata, shaped), None
+    try:
+        patterns = json.loads(raw)
+    except ValueError:
+        patterns = None
+    if isinstance(patterns, list) and all(isinstance(pattern, str) for pattern in patterns):
+        shaped[EXCLUDE] = patterns
+        return cast(TableMetadata, shaped), None
+    del shaped[EXCLUDE]
+    return cast(TableMetadata, shaped), (
+        f"its {layout.META_EXCLUDE} stamp is not a JSON list of patterns ({shown(raw)}), so metadata leaves it out; "
+        "a rebuild with lancelot-index stamps it again"
+    )

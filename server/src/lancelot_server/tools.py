@@ -160,7 +160,8 @@ class Tools:
         filters: Filters | None = None,
     ) -> str:
         _check_budget(budget)
-        return markdown.render(self.search(query, mode, limit, table, path, per_document, filters), budget)
+        found = self.search(query, mode, limit, table, path, per_document, filters)
+        return markdown.render(found, budget, filters, path)
 
     # lancedb_read --------------------------------------------------------------------------------
     def read(

@@ -2,12 +2,14 @@
 
     https://docs.example.com/{stem}.html#{anchor}
     https://github.com/org/repo/blob/main/docs/{path}#L{line}-L{line_end}
+    https://docs.example.com/{path}#page={page}
 
 Placeholders: `{path}` (the document's path under DOCS, with `/`), `{stem}` (the same without its last
-extension), `{anchor}` (the passage's HTML anchor), `{line}` and `{line_end}` (its first and last line).
-Path segments are percent-encoded. A value a passage lacks (no anchor before the first `id` of a page, no
-lines in HTML) is never guessed: the part after `#` that names it is left off, so the link points at the
-page. `lancelot-index --link` checks a template with `template_problem`; the server fills it in.
+extension), `{anchor}` (the passage's HTML anchor), `{line}` and `{line_end}` (its first and last line),
+`{page}` (the PDF page it is on, from 1). Path segments are percent-encoded. A value a passage lacks (no
+anchor before the first `id` of a page, no lines in HTML, no page outside a PDF) is never guessed: the part
+after `#` that names it is left off, so the link points at the page. `lancelot-index --link` checks a
+template with `template_problem`; the server fills it in.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import posixpath
 import string
 from urllib.parse import quote
 
-PLACEHOLDERS = ("path", "stem", "anchor", "line", "line_end")
-_OPTIONAL = ("anchor", "line", "line_end")  # values a passage may lack: only after '#'
+PLACEHOLDERS = ("path", "stem", "anchor", "line", "line_end", "page")
+_OPTIONAL = ("anchor", "line", "line_end", "page")  # values a passage may lack: only after '#'
 
 # Characters a URL fragment may hold as they are (RFC 3986 pchar, `/` and `?`).
 _FRAGMENT_SAFE = "!$&'()*+,;=:@/?-._~"
@@ -55,8 +57,9 @@ def link(
     anchor: str | None = None,
     line: int | None = None,
     line_end: int | None = None,
+    page: int | None = None,
 ) -> str:
-    """`template` filled in for one passage (or, with no anchor and lines, for its document)."""
+    """`template` filled in for one passage (or, with no anchor, lines and page, for its document)."""
     segments = path.split("/")
     values: dict[str, str | None] = {
         "path": quote(path, safe="/"),
@@ -64,6 +67,7 @@ def link(
         "anchor": quote(anchor, safe=_FRAGMENT_SAFE) if anchor else None,
         "line": str(line) if line is not None else None,
         "line_end": str(line_end if line_end is not None else line) if line is not None else None,
+        "page": str(page) if page is not None else None,
     }
     base, sep, fragment = template.partition("#")
     filled = base.format_map(values)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lancelot_server.reading.markdown import render
+from lancelot_server.search.filters import MAX_TAGS, Filters
 
 
 def hit(number, text, **fields):
@@ -80,3 +81,39 @@ def test_control_characters_a_table_holds_are_escaped_and_line_breaks_kept():
     assert "Source: doc\\n.md\n" in block and "Id: doc.md#0\\x07\n" in block and "Section: H\\x9b\n" in block
     cut = render(reply([{**odd, "text": "\x00" * 2_000}]), 600)
     assert len(cut) <= 600 and "\\x00" in cut and "\x00" not in cut
+
+
+def test_the_header_lists_the_filters_asked_for_by_their_argument_names_and_none_without_any():
+    filters = Filters.of(tags=["Setup", "linux"], tag_match="all", since="2024", until="2024-06", types=["md", "pdf"])
+    block = render(reply([hit(0, "First text.")]), 12_000, filters, "guide/")
+    assert (
+        "- query: chain\n"
+        '- filters: tags ["setup", "linux"] (tagMatch all) · since 2024-01-01 · until 2024-06-30 · types ["md", "pdf"]'
+        ' · path "guide/"\n'
+    ) in block
+    assert '- filters: tags ["setup"] (tagMatch any)\n' in render(reply([]), 12_000, Filters.of(tags=["setup"]))
+    assert '- filters: path "a"\n' in render(reply([]), 12_000, Filters(), "a")
+    for bare in (render(reply([hit(0, "x")]), 12_000), render(reply([hit(0, "x")]), 12_000, Filters(), "")):
+        assert "filters" not in bare
+
+
+def test_filter_values_are_quoted_escaped_and_shortened():
+    path = 'a", "b\x1b[2J\u202e' + "p" * 500
+    block = render(reply([]), 12_000, Filters.of(tags=['a", "b', "t" * 200] * 3), path)
+    line = next(line for line in block.splitlines() if line.startswith("- filters: "))
+    assert line.startswith('- filters: tags ["a\\", \\"b", "tttt')
+    assert 'path "a\\", \\"b\\u001b[2J\\u202eppp' in line and "\x1b" not in line and "\u202e" not in line
+    assert len(line) < 200 and line.count("…") == 2
+
+
+def test_the_smallest_budget_holds_with_the_longest_query_note_and_filters():
+    filters = Filters.of(
+        tags=[f"tag {n} " + "t" * 150 for n in range(MAX_TAGS)],
+        since="2024",
+        until="2025",
+        types=["docx", "html", "md", "pdf", "rst", "txt"],
+    )
+    for hits in ([hit(0, "x" * 600)], []):
+        block = render(reply(hits, query="word " * 400, note="n" * 2_000, table="t" * 200), 500, filters, "p" * 4000)
+        assert len(block) <= 500
+        assert "- filters: tags [" in block and "…\n- note: " in block

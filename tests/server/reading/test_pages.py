@@ -18,6 +18,7 @@ PAGES = [
     [Line("Restoring", 18, 720), Line("Restore it with pg_restore into an empty database.", 11, 690)],
     [Line("Checking", 18, 720), Line("Compare the row counts after a restore.", 11, 690)],
 ]
+PAGE_LINK = "https://example.org/docs/{path}#page={page}"
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +28,7 @@ def paged_db(tmp_path_factory):
     (docs / "guide.pdf").write_bytes(make_pdf(PAGES, title="Backup Guide"))
     db = root / "db"
     corpus.index(docs, db)
+    corpus.index(docs, db, "--table", "linked", "--link", PAGE_LINK)
     # The same table as the layout-4 indexer wrote it: its indexes, no page column, stamped 4.
     corpus.index(docs, db, "--table", "older")
     older = lance.dataset(str(db / "older.lance"))
@@ -66,3 +68,26 @@ def test_a_table_of_layout_4_without_pages_answers_searches_and_reads(paged_db, 
     reading = tools.read(id="guide.pdf#1", table="older")
     assert all("page" not in passage for passage in reading.reply["passages"])
     assert "\npage " not in reading.text
+
+
+def test_a_page_link_opens_each_pdf_passage_at_its_page_and_other_documents_at_their_top(paged_db, make_tools):
+    tools = make_tools(paged_db, LANCELOT_TABLES="linked")
+    hits = tools.search("restore", mode="text", per_document=3, table="linked")["hits"]
+    urls = {hit["id"]: hit["url"] for hit in hits}
+    assert urls["guide.pdf#1"] == "https://example.org/docs/guide.pdf#page=2"
+    assert urls["guide.pdf#2"] == "https://example.org/docs/guide.pdf#page=3"
+    assert urls["notes.md#0"] == "https://example.org/docs/notes.md"  # no page: no fragment, as for an anchor
+    assert "(https://example.org/docs/guide.pdf#page=2)" in tools.query("pg_restore", mode="text", table="linked")
+
+
+def test_reading_a_pdf_with_a_page_link_links_each_passage_to_its_page_and_the_document_to_the_file(
+    paged_db, make_tools
+):
+    reading = make_tools(paged_db, LANCELOT_TABLES="linked").read(source="guide.pdf", table="linked")
+    assert reading.reply["url"] == "https://example.org/docs/guide.pdf"
+    assert [passage["url"] for passage in reading.reply["passages"]] == [
+        f"https://example.org/docs/guide.pdf#page={page}" for page in (1, 2, 3)
+    ]
+    assert "page 2 · https://example.org/docs/guide.pdf#page=2\n" in reading.text
+    notes = make_tools(paged_db, LANCELOT_TABLES="linked").read(source="notes.md", table="linked").reply
+    assert [passage["url"] for passage in notes["passages"]] == ["https://example.org/docs/notes.md"]

@@ -198,9 +198,18 @@ def test_several_tables_are_filtered_alike_and_one_without_metadata_refuses_them
         tools.search(QUERY, table=["documents", "old"], filters=Filters.of(tags=["setup"]))
 
 
-def test_lancedb_query_is_filtered_too(tools):
+def test_lancedb_query_is_filtered_too_and_its_header_says_by_what(tools):
     text = tools.query(QUERY, mode="text", limit=MAX_LIMIT, filters=Filters.of(types=["pdf"]))
     assert "manual.pdf" in text and "guide/install.md" not in text and "report.docx" not in text
+    assert f'- query: {QUERY}\n- filters: types ["pdf"]\n' in text
+    asked = Filters.of(tags=["Linux", "setup"], tag_match="all", since="2023", until="2025-02")
+    text = tools.query(QUERY, mode="text", limit=MAX_LIMIT, path="guide/", filters=asked)
+    assert "guide/install.md" in text
+    assert (
+        '- filters: tags ["linux", "setup"] (tagMatch all) · since 2023-01-01 · until 2025-02-28 · path "guide/"\n'
+        in text
+    )
+    assert "- filters" not in tools.query(QUERY, mode="text", limit=MAX_LIMIT)
 
 
 @pytest.mark.parametrize("mode", ["text", "hybrid"])

@@ -1,19 +1,21 @@
 """The `lancedb_query` reply: one Markdown block that fits a character budget.
 
-A header (mode, search type, query, any note), then one section per passage in rank order, each with its
-source (line range, anchor or page), id and score (and its table, when several were searched), and its title
-linked when the table has a link template. A
-passage whose section would take the block past the budget is left out whole, and the block ends by saying
-how many were left out; only the first passage, when even it does not fit, is shown cut at a word, with a
-mark naming the `lancedb_read` id that reads it whole. The block never exceeds the budget. Control characters
+A header (mode, search type, query, the filters that narrowed the search, any note), then one section per
+passage in rank order, each with its source (line range, anchor or page), id and score (and its table, when
+several were searched), and its title linked when the table has a link template. A passage whose section
+would take the block past the budget is left out whole, and the block ends by saying how many were left out;
+only the first passage, when even it does not fit, is shown cut at a word, with a mark naming the
+`lancedb_read` id that reads it whole. The block never exceeds the budget. Control characters
 of the query and of what a table holds are written as escapes (`printable`), never raw.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 from lancelot_server.replies import SearchHit, SearchReply, TableSearch
+from lancelot_server.search.filters import Filters
 
 # The header shows at most this much of the query, note and table name (or several tables' search types):
 # together with the closing line they stay under the smallest budget (500), so a 2,000-character query or
@@ -21,6 +23,10 @@ from lancelot_server.replies import SearchHit, SearchReply, TableSearch
 QUERY_SHOWN = 100
 NOTE_SHOWN = 150
 TABLE_SHOWN = 60
+# The filters' line shows at most this much of the tags and of the path; at the smallest budgets, with the longest
+# query and note, the line as a whole is cut to the room left (`render`).
+TAGS_SHOWN = 80
+PATH_SHOWN = 60
 
 
 # Control characters (C0, DEL, C1) and the bidirectional overrides and isolates: raw in Markdown, an ESC
@@ -51,7 +57,26 @@ def _search_type(searched: SearchReply | TableSearch) -> str:
     return search + f" ({searched['textMatch']})" if "textMatch" in searched else search
 
 
-def header(reply: SearchReply) -> str:
+def narrowed(filters: Filters | None, path: str | None) -> str | None:
+    """The header's line of the filters a search asked for, by their argument names (None when none): tags as the
+    search matched them (normalised), dates as the days they start and end on. Values are JSON, so a comma or a
+    quote in one cannot pass for two."""
+    parts = []
+    if filters and filters.tags:
+        tags = one_line(json.dumps(list(filters.tags), ensure_ascii=False), TAGS_SHOWN)
+        parts.append(f"tags {tags} (tagMatch {'all' if filters.match_all else 'any'})")
+    if filters and filters.since:
+        parts.append(f"since {filters.since}")
+    if filters and filters.until:
+        parts.append(f"until {filters.until}")
+    if filters and filters.types:
+        parts.append(f"types {json.dumps(list(filters.types))}")
+    if path:
+        parts.append(f"path {one_line(json.dumps(path, ensure_ascii=False), PATH_SHOWN)}")
+    return " · ".join(parts) or None
+
+
+def header(reply: SearchReply, filters: str | None = None) -> str:
     if "tables" in reply:
         searches = ", ".join(f"`{one['table']}` {_search_type(one)}" for one in reply["tables"])
         title = f"# Search results from {len(reply['tables'])} tables, in rank order"
@@ -60,6 +85,8 @@ def header(reply: SearchReply) -> str:
         title = f"# Search results from `{one_line(reply.get('table', ''), TABLE_SHOWN)}`"
         search = f"- search type: {_search_type(reply)}"
     lines = [title, "", f"- mode: {reply['mode']}", search, f"- query: {one_line(reply['query'], QUERY_SHOWN)}"]
+    if filters:
+        lines.append(f"- filters: {filters}")
     if "note" in reply:
         lines.append(f"- note: {one_line(reply['note'], NOTE_SHOWN)}")
     return "\n".join(lines) + "\n"
@@ -128,19 +155,27 @@ def _cut_section(number: int, hit: SearchHit, room: int, table: bool) -> str | N
     return section(number, hit, piece, cut=True, table=table)
 
 
+NO_MATCH = "\nNo passages matched.\n"
+
+
 def left_out(count: int, budget: int) -> str:
     passages = "passage" if count == 1 else "passages"
     return f"\n_{count} more {passages} left out to stay within the {budget:,}-character budget._\n"
 
 
-def render(reply: SearchReply, budget: int) -> str:
-    """The Markdown block for `reply`, at most `budget` characters long."""
-    block = header(reply)
-    if not reply["hits"]:
-        return block + "\nNo passages matched.\n"
-    omitted = 0
+def render(reply: SearchReply, budget: int, filters: Filters | None = None, path: str | None = None) -> str:
+    """The Markdown block for `reply`, at most `budget` characters long; its header names the `filters` and `path`
+    prefix the search was narrowed by."""
     # Room for the closing line is kept back, so it always fits (its length grows with the count's digits).
-    reserve = len(left_out(len(reply["hits"]), budget))
+    reserve = len(left_out(len(reply["hits"]), budget)) if reply["hits"] else len(NO_MATCH)
+    block = header(reply)
+    line = narrowed(filters, path)
+    if line:
+        room = budget - reserve - len(header(reply, "…"))
+        block = header(reply, line if len(line) <= room else line[: max(room, 1) - 1] + "…")
+    if not reply["hits"]:
+        return block + NO_MATCH
+    omitted = 0
     shown = 0
     several = "tables" in reply
     for number, hit in enumerate(reply["hits"], start=1):

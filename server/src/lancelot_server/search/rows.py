@@ -100,7 +100,12 @@ def locators(row: dict[str, Any], table_layout: Layout, source: str | None) -> L
     if template and source:
         lines = found.get("lines")
         found["url"] = links.link(
-            template, source, anchor=anchor, line=lines[0] if lines else None, line_end=lines[1] if lines else None
+            template,
+            source,
+            anchor=anchor,
+            line=lines[0] if lines else None,
+            line_end=lines[1] if lines else None,
+            page=found.get("page"),
         )
     return found
 
