@@ -12,6 +12,16 @@ from tests.e2e.stdio_server import LANCELOT, call, serve, serve_logged
 from tests.server import corpus
 
 
+def embedded(endpoint):
+    """The settings that search the `embedded` table with the test endpoint's `test-8` vectors."""
+    return {
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": endpoint.url,
+        "EMBEDDING_MODEL": "test-8",
+        "LANCEDB_TABLE": "embedded",
+    }
+
+
 def test_all_four_tools_answer_over_stdio(lancelot_db):
     async def session(client):
         names = [tool.name for tool in (await client.list_tools()).tools]
@@ -66,14 +76,7 @@ def test_vector_and_hybrid_search_over_stdio(lancelot_db, embedding_server):
         replies["status"] = (await call(client, "lancedb_status")).structured_content
         return replies
 
-    replies = serve(
-        lancelot_db,
-        session,
-        OPENAI_API_KEY="sk-test",
-        OPENAI_BASE_URL=embedding_server.url,
-        EMBEDDING_MODEL="test-8",
-        LANCEDB_TABLE="embedded",
-    )
+    replies = serve(lancelot_db, session, **embedded(embedding_server))
     assert replies["vector"]["searchType"] == "vector" and replies["vector"]["hits"][0]["source"] == "guide/puncture.md"
     for mode in ("hybrid", "auto"):
         reply = replies[mode]
@@ -95,14 +98,7 @@ def test_several_phrasings_in_one_call_over_stdio(lancelot_db, embedding_server)
         refused = await call(client, "lancedb_search", {"query": "chain", "queries": phrasings})
         return schema, search, query, refused
 
-    schema, search, query, refused = serve(
-        lancelot_db,
-        session,
-        OPENAI_API_KEY="sk-test",
-        OPENAI_BASE_URL=embedding_server.url,
-        EMBEDDING_MODEL="test-8",
-        LANCEDB_TABLE="embedded",
-    )
+    schema, search, query, refused = serve(lancelot_db, session, **embedded(embedding_server))
     reply = search.structured_content
     jsonschema.validate(reply, schema)
     assert (reply["queries"], reply["searchType"]) == (phrasings, "hybrid") and "query" not in reply
