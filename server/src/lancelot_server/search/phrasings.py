@@ -3,10 +3,11 @@
     phrasings.run(modes, handle, table_layout, Query.several(texts, embedder), mode, wanted) -> Outcome
 
 Each phrasing is searched as one query is (`Modes.run`: the mode asked or the next one down, the path prefix,
-filters and per-document cap), at least `HYBRID_DEPTH` hits deep, and the lists are fused by relative score
-with equal weights (`fusion.fused`, the fusion hybrid search uses): each list's scores scaled to 0..1 within it,
-so a BM25 list and a distance list compare. Each hit's `queries` names the phrasings whose lists held it (its
-document, with one passage per document), by position; its score is the fused relevance (0..1, higher is better).
+filters and per-document cap), at least `HYBRID_DEPTH` hits deep when there are several, and the lists are
+fused by relative score with equal weights (`fusion.fused`, the fusion hybrid search uses): each list's scores
+scaled to 0..1 within it, so a BM25 list and a distance list compare. Each hit's `queries` names the phrasings
+whose lists held it (its document, with one passage per document), by position; its score is the fused
+relevance (0..1, higher is better).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from lancelot_server.storage.store import Layout
 def run(modes: Modes, handle: Any, table_layout: Layout, queries: list[Query], mode: str, wanted: Wanted) -> Outcome:
     """The fused hits of every phrasing; the search type and text match of the first phrasing, and a note naming
     each phrasing that needed one (or the note once, when all did alike)."""
-    deeper = replace(wanted, limit=max(wanted.limit, HYBRID_DEPTH))
+    # One phrasing has nothing to fuse with: searched as `query` is, so its order is the same (docs/decisions.md).
+    deeper = wanted if len(queries) == 1 else replace(wanted, limit=max(wanted.limit, HYBRID_DEPTH))
     outcomes = [modes.run(handle, table_layout, query, mode, deeper) for query in queries]
     # Distances are lower for closer; every other score (BM25, substring share, hybrid relevance) is 0 or more,
     # higher for better, and 0 for what a list leaves out: a hit keeps the share of its list's best score it has.
