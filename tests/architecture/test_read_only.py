@@ -113,6 +113,8 @@ async def every_tool(client: Client) -> list[Any]:
                 arguments = {"query": "chain 'oil' %_\\", "mode": mode, "table": table}
                 results.append(await call(client, tool, arguments))
                 results.append(await call(client, tool, {**arguments, "path": "guide/"}))
+                several = {"queries": ["chain 'oil' %_\\", "escaping air", "the of and"], "mode": mode, "table": table}
+                results.append(await call(client, tool, several))
         for arguments in READS if isinstance(table, str) else ():
             results.append(await call(client, "lancedb_read", {**arguments, "table": table}))
     listing = await client.list_resources()
@@ -151,4 +153,10 @@ def test_no_database_file_changes_while_every_tool_and_resource_runs_in_every_mo
 def ran_everything(results: list[Any]) -> None:
     search_types = {r.structured_content.get("searchType") for r in results if r.structured_content}
     assert {"vector", "hybrid"} <= search_types, "vector and hybrid search ran against the embedded table"
+    fused = {
+        r.structured_content["searchType"]
+        for r in results
+        if r.structured_content and "queries" in r.structured_content
+    }
+    assert {"text", "vector", "hybrid"} <= fused, "several phrasings ran in every search type"
     assert sum(1 for r in results if r.structured_content and "passages" in r.structured_content) >= 8, "reads ran"

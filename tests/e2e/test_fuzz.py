@@ -18,8 +18,8 @@ from tests.e2e.test_stdio import _exchange, _frame
 
 FILTERS = ["tags", "tagMatch", "since", "until", "types"]
 TOOLS = {
-    "lancedb_search": ["query", "mode", "limit", "table", "path", "perDocument", *FILTERS],
-    "lancedb_query": ["query", "mode", "limit", "table", "path", "budget", "perDocument", *FILTERS],
+    "lancedb_search": ["query", "queries", "mode", "limit", "table", "path", "perDocument", *FILTERS],
+    "lancedb_query": ["query", "queries", "mode", "limit", "table", "path", "budget", "perDocument", *FILTERS],
     "lancedb_read": ["id", "source", "table", "before", "after", "from", "offset", "budget"],
     "lancedb_status": [],
     "lancedb_version": [],
@@ -51,9 +51,17 @@ OTHERS = [None, True, False, [], ["chain"], {}, {"query": "chain"}]
 TAG_COUNTS = [1, 5, 10, 15, 19, 20, 21, 64]
 
 
+# How many phrasings a generated `queries` lists: none, up to the most a search takes (MAX_QUERIES, 5) and past it.
+QUERIES_COUNTS = [0, 1, 2, 5, 6, 40]
+
+
 def hostile(rng: random.Random, key: str | None = None) -> object:
     if key == "tags" and rng.random() < 0.5:
         return [f"{rng.choice(STRINGS[:12])[:40]} {number}" for number in range(rng.choice(TAG_COUNTS))]
+    if key == "queries" and rng.random() < 0.7:
+        # Phrasings of every kind, a repeat (spaces around it or not) and a non-string item now and then.
+        pool = [*STRINGS, " chain ", *NUMBERS[:3], *OTHERS[:4]]
+        return [rng.choice(pool) for _ in range(rng.choice(QUERIES_COUNTS))]
     pool = rng.choice([STRINGS, NUMBERS, OTHERS, STRINGS])
     return rng.choice(pool)
 
@@ -87,6 +95,16 @@ def tag_searches() -> list[dict]:
     return made
 
 
+def phrasings_searches() -> list[dict]:
+    """Valid searches of several phrasings in each mode (hostile ones among them), the longest and the most."""
+    most = ["chain", "the of and", "%_\\' OR 1=1 --", "x\x00y", "w " * 999]
+    made = []
+    for mode in ("auto", "text", "vector", "hybrid"):
+        for tool in ("lancedb_search", "lancedb_query"):
+            made.append({"name": tool, "arguments": {"queries": most, "mode": mode, "limit": 50, "perDocument": 3}})
+    return made
+
+
 def exchange(db, tmp_path, messages: list[tuple[str, object]], last: int) -> tuple[dict[int, dict], str, float]:
     """`messages` (method, params) sent after the handshake, numbered from 10, to a fresh `lancelot` over stdio:
     the replies by id, its log, and the CPU seconds it spent (this process's children's, around it)."""
@@ -112,6 +130,8 @@ def exchange(db, tmp_path, messages: list[tuple[str, object]], last: int) -> tup
 def test_hundreds_of_hostile_calls_get_answers_and_change_no_file(lancelot_db, tmp_path):
     before = fingerprint(lancelot_db)
     made = calls(400, seed=14) + tag_searches()
+    several = range(10 + len(made), 10 + len(made) + len(phrasings_searches()))
+    made += phrasings_searches()
     last = 10 + len(made)
     made.append({"name": "lancedb_search", "arguments": {"query": "chain"}})
     replies, stderr, spent = exchange(lancelot_db, tmp_path, [("tools/call", params) for params in made], last)
@@ -120,6 +140,7 @@ def test_hundreds_of_hostile_calls_get_answers_and_change_no_file(lancelot_db, t
     refused = [number for number in range(10, last) if replies[number]["result"].get("isError")]
     assert 0.3 * len(made) < len(refused) < len(made)  # the generator is hostile, but not only
     assert replies[last]["result"]["structuredContent"]["count"] >= 1  # still searching after all that
+    assert not any(replies[number]["result"].get("isError") for number in several)  # five hostile phrasings: found
     assert "Traceback" not in stderr
     assert fingerprint(lancelot_db) == before
     # With a condition one level deeper per tag, 19 and 20 tags alone took over 30 s of CPU.

@@ -263,6 +263,26 @@ def test_the_sdk_client_calls_all_four_tools(server, database, mode, negotiated)
     assert "2026-07-28" in versions.content[0].text
 
 
+def test_several_phrasings_in_one_call_over_http(server):
+    async def calls():
+        async with Client(server.url) as client:
+            arguments = {"queries": ["vulcanising solution", "chain lubricant", SENTINEL], "mode": "text"}
+            search = await client.call_tool("lancedb_search", arguments)
+            query = await client.call_tool("lancedb_query", arguments)
+            six = await client.call_tool("lancedb_search", {"queries": [f"chain {n}" for n in range(6)]})
+            return search, query, six
+
+    search, query, six = anyio.run(calls)
+    reply = search.structured_content
+    assert not search.is_error and reply["queries"][:2] == ["vulcanising solution", "chain lubricant"]
+    found = {hit["id"]: hit["queries"] for hit in reply["hits"]}
+    assert 0 in found["guide/puncture.md#3"] and any(1 in positions for positions in found.values())
+    assert all(2 not in positions for positions in found.values())  # the sentinel's words are in no document
+    assert "Found by queries: 0" in query.content[0].text
+    assert six.is_error and "at most 5 phrasings" in six.content[0].text
+    assert SENTINEL not in server.stderr.read_text()
+
+
 # --- what the process writes ---------------------------------------------------------------------
 
 

@@ -7,11 +7,22 @@ import os
 import subprocess
 import threading
 
+import jsonschema
 import lance
 from tests.e2e.stdio_server import LANCELOT, call, serve, serve_logged
 from tests.server import corpus
 
 from lancelot_schema import layout
+
+
+def embedded(endpoint):
+    """The settings that search the `embedded` table with the test endpoint's `test-8` vectors."""
+    return {
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": endpoint.url,
+        "EMBEDDING_MODEL": "test-8",
+        "LANCEDB_TABLE": "embedded",
+    }
 
 
 def test_all_four_tools_answer_over_stdio(lancelot_db):
@@ -68,14 +79,7 @@ def test_vector_and_hybrid_search_over_stdio(lancelot_db, embedding_server):
         replies["status"] = (await call(client, "lancedb_status")).structured_content
         return replies
 
-    replies = serve(
-        lancelot_db,
-        session,
-        OPENAI_API_KEY="sk-test",
-        OPENAI_BASE_URL=embedding_server.url,
-        EMBEDDING_MODEL="test-8",
-        LANCEDB_TABLE="embedded",
-    )
+    replies = serve(lancelot_db, session, **embedded(embedding_server))
     assert replies["vector"]["searchType"] == "vector" and replies["vector"]["hits"][0]["source"] == "guide/puncture.md"
     for mode in ("hybrid", "auto"):
         reply = replies[mode]
@@ -85,6 +89,29 @@ def test_vector_and_hybrid_search_over_stdio(lancelot_db, embedding_server):
     assert replies["status"]["embedding"]["endpoint"] == f"127.0.0.1:{embedding_server.port}"
     # Three vector or hybrid searches, three requests; the text search and the status sent nothing.
     assert [r.inputs for r in embedding_server.requests] == [("press the patch firmly",)] * 3
+
+
+def test_several_phrasings_in_one_call_over_stdio(lancelot_db, embedding_server):
+    phrasings = ["escaping air", "chain degreaser"]
+
+    async def session(client):
+        schema = next(tool for tool in (await client.list_tools()).tools if tool.name == "lancedb_search").output_schema
+        search = await call(client, "lancedb_search", {"queries": phrasings, "mode": "hybrid"})
+        query = await call(client, "lancedb_query", {"queries": phrasings, "mode": "text"})
+        refused = await call(client, "lancedb_search", {"query": "chain", "queries": phrasings})
+        return schema, search, query, refused
+
+    schema, search, query, refused = serve(lancelot_db, session, **embedded(embedding_server))
+    reply = search.structured_content
+    jsonschema.validate(reply, schema)
+    assert (reply["queries"], reply["searchType"]) == (phrasings, "hybrid") and "query" not in reply
+    found = {hit["source"]: hit["queries"] for hit in reply["hits"]}
+    assert found["guide/puncture.md"][0] == 0 and 1 in found["guide/chain.md"]
+    # Both phrasings in one embedding request, however many lists they make.
+    assert [request.inputs for request in embedding_server.requests] == [tuple(phrasings)]
+    text = query.content[0].text
+    assert "- queries: [0] escaping air; [1] chain degreaser" in text and "Found by queries: 1" in text
+    assert refused.is_error and "not both" in refused.content[0].text
 
 
 def test_an_anythingllm_table_over_stdio(lancelot_db):

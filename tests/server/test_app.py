@@ -72,8 +72,14 @@ def test_no_parameter_tools_admit_no_properties(lancelot_db):
 def test_search_parameters_declare_their_limits(lancelot_db):
     tools = listed(lancelot_db)
     search, query = tools["lancedb_search"].input_schema, tools["lancedb_query"].input_schema
-    assert search["required"] == ["query"] and search["additionalProperties"] is False
-    assert (search["properties"]["query"]["minLength"], search["properties"]["query"]["maxLength"]) == (1, 2000)
+    # Exactly one of query and queries is given: neither is required by the schema, the tool says which to pass.
+    assert "required" not in search and search["additionalProperties"] is False
+    phrasing, null = search["properties"]["query"]["anyOf"]
+    assert (phrasing["minLength"], phrasing["maxLength"], null) == (1, 2000, {"type": "null"})
+    several = search["properties"]["queries"]["anyOf"][0]
+    assert (several["minItems"], several["maxItems"], several["uniqueItems"]) == (1, 5, True)
+    assert several["items"] == phrasing
+    assert search["properties"]["queries"] == query["properties"]["queries"]
     assert search["properties"]["mode"]["enum"] == ["auto", "text", "vector", "hybrid"]
     assert search["properties"]["mode"]["default"] == "auto"
     limit = search["properties"]["limit"]
@@ -82,8 +88,9 @@ def test_search_parameters_declare_their_limits(lancelot_db):
     budget = query["properties"]["budget"]
     assert (budget["minimum"], budget["maximum"], budget["default"]) == (500, 100_000, 12_000)
     filters = {"tags", "tagMatch", "since", "until", "types"}
-    assert set(search["properties"]) == {"query", "mode", "limit", "table", "path", "perDocument", *filters}
-    assert set(query["properties"]) == {"query", "mode", "limit", "table", "path", "budget", "perDocument", *filters}
+    shared = {"query", "queries", "mode", "limit", "table", "path", "perDocument", *filters}
+    assert set(search["properties"]) == shared
+    assert set(query["properties"]) == {*shared, "budget"}
     per_document = search["properties"]["perDocument"]
     assert (per_document["minimum"], per_document["maximum"], per_document["default"]) == (1, 50, 1)
 
@@ -130,7 +137,15 @@ def test_query_replies_with_one_markdown_block(lancelot_db):
         ({"query": "x" * 2001}, ["query", "at most 2000", "2,001 characters"]),
         ({"query": "chain", "mode": "fuzzy"}, ["mode", "'auto'"]),
         ({"query": "chain", "limt": 3}, ["limt is not a parameter", "limit"]),
-        ({}, ["query is required"]),
+        ({}, ["Nothing to search for", "Pass query", "or queries"]),
+        ({"query": "chain", "queries": ["chain"]}, ["not both", "query for one phrasing", "queries (a list"]),
+        ({"queries": []}, ["queries", "at least 1 item"]),
+        ({"queries": ["a", "b", "c", "d", "e", "f"]}, ["queries", "at most 5 phrasings", "keep the 5", "6 items"]),
+        ({"queries": ["chain", " chain "]}, ["queries", "[1] repeats [0] once trimmed", "reword"]),
+        ({"queries": ["chain", ""]}, ["queries[1]", "at least 1 character"]),
+        ({"queries": ["chain", "   "]}, ["queries[1] is empty", "words or question"]),
+        ({"queries": ["chain", "x" * 2001]}, ["queries[1]", "at most 2000", "2,001 characters"]),
+        ({"queries": "chain"}, ["queries", "valid list"]),
         ({"query": "chain", "table": "nope"}, ["'nope'", "which holds 'documents'"]),
     ],
 )

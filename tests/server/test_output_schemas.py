@@ -26,6 +26,8 @@ def spoilt(reply):
         (("hits", 0, "passage"), "1"),
         (("hits", 0, "lines"), ["1", 2]),
         (("hits", 0, "metadata"), "none"),
+        (("hits", 0, "queries"), ["0"]),
+        (("queries",), [1]),
         (("mode",), "fuzzy"),
         (("count",), None),
     ]:
@@ -43,11 +45,15 @@ def spoilt(reply):
 
 def test_the_compact_search_schema_accepts_and_refuses_what_pydantics_does(lancelot_db):
     original = TypeAdapter(SearchReply).json_schema()
-    reply = call(lancelot_db, "lancedb_search", {"query": "escaping air", "mode": "text"}).structured_content
+    reply = call(
+        lancelot_db, "lancedb_search", {"queries": ["escaping air", "chain"], "mode": "text"}
+    ).structured_content
+    assert reply["hits"][0]["queries"] == [0]
     nulls = copy.deepcopy(reply)
     nulls["hits"][0].update(id=None, title=None, source=None, heading=None)
-    instances = [reply, nulls, *spoilt(reply)]
-    expected = [True, True] + [False] * (len(instances) - 2)
+    one = call(lancelot_db, "lancedb_search", {"query": "escaping air", "mode": "text"}).structured_content
+    instances = [reply, nulls, one, *spoilt(reply)]
+    expected = [True, True, True] + [False] * (len(instances) - 3)
     assert verdicts(original, instances) == expected
     assert verdicts(compact(original), instances) == expected
 

@@ -55,6 +55,7 @@ from lancelot_server.arguments import (
     PassageId,
     PathPrefix,
     PerDocument,
+    Queries,
     Query,
     QueryLimit,
     ReadBudget,
@@ -152,7 +153,7 @@ class Published:
     @_titled("Search documents")
     def lancedb_search(
         self,
-        query: Query,
+        query: Query = None,
         mode: SearchMode = "auto",
         limit: SearchLimit = SEARCH_LIMIT,
         table: TableNames = None,
@@ -163,6 +164,7 @@ class Published:
         since: Since = None,
         until: Until = None,
         types: FileTypes = None,
+        queries: Queries = None,
     ) -> Annotated[CallToolResult, SearchReply]:
         """Search the indexed documents; returns JSON hits: id, title, source, heading, text, score, metadata, table.
 
@@ -173,12 +175,13 @@ class Published:
         With several tables, `tables` says how each was searched; hits are in rank order (each table's first, then
         each table's second...) and scores compare only within one table. tags, since, until and types keep only
         documents with those tags, dates and file types (each hit's metadata holds its document's own: front matter,
-        HTML meta, PDF or Word properties).
+        HTML meta, PDF or Word properties). `queries` (in place of query) searches up to 5 phrasings at once and
+        fuses their hits; each hit's `queries` says which phrasings found it, and its score is the fused relevance.
         """
         return _answer(
             "lancedb_search",
             lambda: self.tools.search(
-                query, mode, limit, table, path, perDocument, Filters.of(tags, tagMatch, since, until, types)
+                query, mode, limit, table, path, perDocument, Filters.of(tags, tagMatch, since, until, types), queries
             ),
             as_json=True,
         )
@@ -186,7 +189,7 @@ class Published:
     @_titled("Search documents as Markdown")
     def lancedb_query(
         self,
-        query: Query,
+        query: Query = None,
         mode: SearchMode = "auto",
         limit: QueryLimit = QUERY_LIMIT,
         table: TableNames = None,
@@ -198,17 +201,21 @@ class Published:
         since: Since = None,
         until: Until = None,
         types: FileTypes = None,
+        queries: Queries = None,
     ) -> CallToolResult:
         """Search and return one Markdown block: a header, then each passage with its title, source and text (and
         its table, when several are searched).
 
         Passages that would take the block past `budget` characters are left out whole, and the block says how many.
-        tags, since, until and types keep only documents with those tags, dates and file types.
+        tags, since, until and types keep only documents with those tags, dates and file types. `queries` (in place
+        of query) searches up to 5 phrasings at once, fused; each passage says which phrasings found it.
         """
         filters = (tags, tagMatch, since, until, types)
         return _answer(
             "lancedb_query",
-            lambda: self.tools.query(query, mode, limit, table, path, budget, perDocument, Filters.of(*filters)),
+            lambda: self.tools.query(
+                query, mode, limit, table, path, budget, perDocument, Filters.of(*filters), queries
+            ),
             as_json=False,
         )
 

@@ -25,7 +25,15 @@ from lancelot_server.search.filters import (
     date_problem,
 )
 from lancelot_server.storage.tables import MAX_TABLES
-from lancelot_server.tools import DEFAULT_PER_DOCUMENT, MAX_LIMIT, MAX_QUERY, MIN_LIMIT, QUERY_LIMIT, SEARCH_LIMIT
+from lancelot_server.tools import (
+    DEFAULT_PER_DOCUMENT,
+    MAX_LIMIT,
+    MAX_QUERIES,
+    MAX_QUERY,
+    MIN_LIMIT,
+    QUERY_LIMIT,
+    SEARCH_LIMIT,
+)
 
 # Longest id, source or path prefix accepted: a path of 4,096 bytes (PATH_MAX) and a passage number.
 MAX_ADDRESS = 4200
@@ -44,8 +52,48 @@ def _whole(value: Any) -> Any:
 # come before the fraction check, so that the published schema shows them as minimum and maximum.
 STRICT, WHOLE = Strict(), BeforeValidator(_whole)
 
+Phrasing = Annotated[str, Field(min_length=1, max_length=MAX_QUERY)]
+# Optional in the schema: exactly one of query and queries is given, which the tool checks (`tools._phrasings`).
 Query = Annotated[
-    str, Field(min_length=1, max_length=MAX_QUERY, description="What to search for: words or a question.")
+    Phrasing | None, Field(description="What to search for: words or a question (or pass queries instead).")
+]
+
+
+def _few_enough_phrasings(value: Any) -> Any:
+    # Before pydantic's own `max_length` check (which the published schema shows), to say what to do instead.
+    if isinstance(value, list) and len(value) > MAX_QUERIES:
+        raise PydanticCustomError(
+            "too_many_queries",
+            "Input should list at most {most} phrasings; keep the {most} that differ most",
+            {"most": MAX_QUERIES},
+        )
+    return value
+
+
+def _distinct_phrasings(phrasings: list[str] | None) -> list[str] | None:
+    trimmed = [phrasing.strip() for phrasing in phrasings or []]
+    for position, phrasing in enumerate(trimmed):
+        if phrasing in trimmed[:position]:
+            raise PydanticCustomError(
+                "distinct",
+                "Phrasings must differ; [{position}] repeats [{first}] once trimmed: drop the repeat or reword it",
+                {"position": position, "first": trimmed.index(phrasing)},
+            )
+    return phrasings
+
+
+Queries = Annotated[
+    list[Phrasing] | None,
+    Field(
+        min_length=1,
+        max_length=MAX_QUERIES,
+        json_schema_extra=lambda schema: _unique_items(schema["anyOf"][0]),
+        description=f"In place of query: 1 to {MAX_QUERIES} distinct phrasings of what to search for (keywords, a "
+        "question, a name), searched together and fused by rank; each hit's `queries` lists the positions (from 0) "
+        "of the phrasings that found it.",
+    ),
+    BeforeValidator(_few_enough_phrasings),
+    AfterValidator(_distinct_phrasings),
 ]
 SearchMode = Annotated[
     Mode,

@@ -29,6 +29,7 @@ class Hit(TypedDict):
     anchor: NotRequired[str]  # the HTML id at or before it (`page.html#anchor`)
     page: NotRequired[int]  # the page it is on, from 1 (PDF; layout 5)
     url: NotRequired[str]  # where it is published, from the table's link template
+    queries: NotRequired[list[int]]  # with `queries`: the positions (from 0) of the phrasings that found it
 
 
 class SearchHit(Hit):
@@ -47,9 +48,11 @@ class TableSearch(TypedDict):
 class SearchReply(TypedDict):
     """One table: `table` names it. Several: `tables` says how each was searched, `searchType` and `textMatch`
     are the first table's, and `note` names the table each of its sentences is about. Hits of several tables
-    are in rank order (every table's first hit, then every table's second...): their scores stay per table."""
+    are in rank order (every table's first hit, then every table's second...): their scores stay per table.
+    `query` is the one phrasing searched, `queries` the several (their hits fused, each hit naming its finders)."""
 
-    query: str
+    query: NotRequired[str]
+    queries: NotRequired[list[str]]
     mode: Mode
     searchType: SearchType
     textMatch: NotRequired[TextMatch]

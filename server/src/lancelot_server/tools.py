@@ -32,6 +32,7 @@ from lancelot_server.replies import (
     TextMatch,
     VersionReply,
 )
+from lancelot_server.search import phrasings
 from lancelot_server.search.core import Wanted
 from lancelot_server.search.embed import Embedder
 from lancelot_server.search.filters import Filters
@@ -40,6 +41,8 @@ from lancelot_server.storage.store import Layout, Store, damage, describe
 from lancelot_server.storage.tables import Tables, merged
 
 MAX_QUERY = 2000
+# Most phrasings one search takes (`queries`): the assistant's own rewrites of what it looks for.
+MAX_QUERIES = 5
 MIN_LIMIT, MAX_LIMIT = 1, 50
 SEARCH_LIMIT, QUERY_LIMIT = 5, 8
 MODES: tuple[str, ...] = get_args(Mode)
@@ -49,11 +52,45 @@ DEFAULT_PER_DOCUMENT = 1
 log = structlog.get_logger("lancelot.tools")
 
 
-def _check(query: str, mode: str, limit: int, per_document: int) -> None:
-    if not query.strip():
-        raise InvalidRequest("The query is empty. Pass the words or question to search for.")
-    if len(query) > MAX_QUERY:
-        raise InvalidRequest(f"The query has {len(query):,} characters; the limit is {MAX_QUERY:,}. Shorten it.")
+def _phrasings(query: str | None, queries: Sequence[str] | None) -> list[str]:
+    """The phrasings to search: `query` alone or every one of `queries`, refused unless exactly one is given and
+    every phrasing fits (not blank, at most MAX_QUERY characters, `queries` 1 to MAX_QUERIES distinct ones)."""
+    several = f"queries (a list of 1 to {MAX_QUERIES} phrasings: keywords, a question, a name)"
+    if query is not None and queries is not None:
+        raise InvalidRequest(f"Pass query or queries, not both: query for one phrasing, {several}.")
+    if query is None and queries is None:
+        raise InvalidRequest(f"Nothing to search for. Pass query (the words or question to search for) or {several}.")
+    if queries is None:
+        _check_phrasing(cast(str, query), "The query")
+        return [cast(str, query)]
+    if not queries:
+        raise InvalidRequest(f"queries is empty. Pass 1 to {MAX_QUERIES} phrasings, or query for one.")
+    if len(queries) > MAX_QUERIES:
+        raise InvalidRequest(
+            f"queries has {len(queries):,} phrasings; the limit is {MAX_QUERIES}. "
+            f"Keep the {MAX_QUERIES} that differ most."
+        )
+    trimmed: list[str] = []
+    for position, phrasing in enumerate(queries):
+        _check_phrasing(phrasing, f"queries[{position}]")
+        if phrasing.strip() in trimmed:
+            first = trimmed.index(phrasing.strip())
+            raise InvalidRequest(
+                f"queries[{position}] repeats queries[{first}] (the same once trimmed); each phrasing must differ: "
+                "drop the repeat or reword it."
+            )
+        trimmed.append(phrasing.strip())
+    return list(queries)
+
+
+def _check_phrasing(phrasing: str, name: str) -> None:
+    if not phrasing.strip():
+        raise InvalidRequest(f"{name} is empty. Pass the words or question to search for.")
+    if len(phrasing) > MAX_QUERY:
+        raise InvalidRequest(f"{name} has {len(phrasing):,} characters; the limit is {MAX_QUERY:,}. Shorten it.")
+
+
+def _check(mode: str, limit: int, per_document: int) -> None:
     if mode not in MODES:
         raise InvalidRequest(f"Unknown mode {shown(mode)}; use one of {', '.join(MODES)}.")
     if not MIN_LIMIT <= limit <= MAX_LIMIT:
@@ -95,31 +132,38 @@ class Tools:
     # lancedb_search ------------------------------------------------------------------------------
     def search(
         self,
-        query: str,
+        query: str | None = None,
         mode: str = "auto",
         limit: int = SEARCH_LIMIT,
         table: str | Sequence[str] | None = None,
         path: str | None = None,
         per_document: int = DEFAULT_PER_DOCUMENT,
         filters: Filters | None = None,
+        queries: Sequence[str] | None = None,
     ) -> SearchReply:
         """One table, or several searched each in its own way and merged by rank (`tables.merged`); only passages
-        of documents that `filters` keeps (their tags, dates and file types: `filters.py`)."""
-        _check(query, mode, limit, per_document)
+        of documents that `filters` keeps (their tags, dates and file types: `filters.py`). `query` is one
+        phrasing; `queries` several, each searched and their hits fused per table (`search.phrasings`)."""
+        texts = _phrasings(query, queries)
+        _check(mode, limit, per_document)
         filters = filters or Filters()
         # Every table is opened before any is searched: one the caller cannot have (or filter) refuses the request.
         opened = [self.opened(name) for name in self.tables.chosen(table)]
         for name, _handle, table_layout in opened:
             filters.require(table_layout, name)
         wanted = Wanted(limit, path or None, per_document, filters.condition())
-        asked = Query(query, self.embedder)
+        asked = Query.several(texts, self.embedder)
         searched = []
         for name, handle, table_layout in opened:
             with self._naming_damage(handle, name):
-                hits, search_type, text_match, note = self.modes.run(handle, table_layout, asked, mode, wanted)
+                if queries is None:
+                    outcome = self.modes.run(handle, table_layout, asked[0], mode, wanted)
+                else:
+                    outcome = phrasings.run(self.modes, handle, table_layout, asked, mode, wanted)
+            hits, search_type, text_match, note = outcome
             named = [cast(SearchHit, {"table": name, **hit}) for hit in hits]
             searched.append(Searched(name, named, search_type, text_match, note))
-        reply = _reply(query, mode, searched, limit)
+        reply = _reply({"query": query} if queries is None else {"queries": texts}, mode, searched, limit)
         log.debug("search", tables=[one.table for one in searched], mode=mode, count=reply["count"])
         return reply
 
@@ -150,7 +194,7 @@ class Tools:
     # lancedb_query -------------------------------------------------------------------------------
     def query(
         self,
-        query: str,
+        query: str | None = None,
         mode: str = "auto",
         limit: int = QUERY_LIMIT,
         table: str | Sequence[str] | None = None,
@@ -158,9 +202,10 @@ class Tools:
         budget: int = DEFAULT_BUDGET,
         per_document: int = DEFAULT_PER_DOCUMENT,
         filters: Filters | None = None,
+        queries: Sequence[str] | None = None,
     ) -> str:
         _check_budget(budget)
-        found = self.search(query, mode, limit, table, path, per_document, filters)
+        found = self.search(query, mode, limit, table, path, per_document, filters, queries)
         return markdown.render(found, budget, filters, path)
 
     # lancedb_read --------------------------------------------------------------------------------
@@ -204,10 +249,11 @@ class Tools:
         )
 
 
-def _reply(query: str, mode: str, searched: list[Searched], limit: int) -> SearchReply:
-    """The reply to a search of one table (`table`) or of several (`tables`, hits merged by rank)."""
+def _reply(asked: dict[str, Any], mode: str, searched: list[Searched], limit: int) -> SearchReply:
+    """The reply to a search of one table (`table`) or of several (`tables`, hits merged by rank); `asked` is
+    `query` or `queries`, as the call gave it."""
     lead = searched[0]
-    reply: dict[str, Any] = {"query": query, "mode": mode, "searchType": lead.search_type}
+    reply: dict[str, Any] = {**asked, "mode": mode, "searchType": lead.search_type}
     if lead.text_match is not None:
         reply["textMatch"] = lead.text_match
     named: dict[str, Any]

@@ -2,10 +2,11 @@
 
 A header (mode, search type, query, the filters that narrowed the search, any note), then one section per
 passage in rank order, each with its source (line range, anchor or page), id and score (and its table, when
-several were searched), and its title linked when the table has a link template. A passage whose section
-would take the block past the budget is left out whole, and the block ends by saying how many were left out;
-only the first passage, when even it does not fit, is shown cut at a word, with a mark naming the
-`lancedb_read` id that reads it whole. The block never exceeds the budget. Control characters
+several were searched; the positions of the phrasings that found it, when `queries` gave several), and its
+title linked when the table has a link template. A passage whose section would take the block past the
+budget is left out whole, and the block ends by saying how many were left out; only the first passage, when
+even it does not fit, is shown cut at a word, with a mark naming the `lancedb_read` id that reads it whole.
+The block never exceeds the budget. Control characters
 of the query and of what a table holds are written as escapes (`printable`), never raw.
 """
 
@@ -84,7 +85,12 @@ def header(reply: SearchReply, filters: str | None = None) -> str:
     else:
         title = f"# Search results from `{one_line(reply.get('table', ''), TABLE_SHOWN)}`"
         search = f"- search type: {_search_type(reply)}"
-    lines = [title, "", f"- mode: {reply['mode']}", search, f"- query: {one_line(reply['query'], QUERY_SHOWN)}"]
+    if "queries" in reply:
+        asked = "; ".join(f"[{position}] {phrasing}" for position, phrasing in enumerate(reply["queries"]))
+        query = f"- queries: {one_line(asked, QUERY_SHOWN)}"
+    else:
+        query = f"- query: {one_line(reply.get('query', ''), QUERY_SHOWN)}"
+    lines = [title, "", f"- mode: {reply['mode']}", search, query]
     if filters:
         lines.append(f"- filters: {filters}")
     if "note" in reply:
@@ -130,6 +136,8 @@ def section(number: int, hit: SearchHit, text: str | None = None, *, cut: bool =
     if hit["id"]:
         lines.append(f"Id: {printable(hit['id'])}")
     lines.append(f"Score: {hit['score']}")
+    if "queries" in hit:
+        lines.append(f"Found by queries: {', '.join(map(str, hit['queries']))}")
     lines += ["", (_text(hit) if text is None else text) + (_cut_mark(hit) if cut else "")]
     return "\n" + "\n".join(lines) + "\n"
 

@@ -95,6 +95,10 @@ class Embedder:
             )
 
     def embed(self, text: str) -> list[float]:
+        return self.embed_all([text])[0]
+
+    def embed_all(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in their order, from one request (the endpoints take a list)."""
         self.require()
         self._check_cool_down()
         if not self._slots.acquire(timeout=SLOT_WAIT_S):
@@ -103,7 +107,7 @@ class Embedder:
                 "are already waiting"
             )
         try:
-            return self._request(text)
+            return self._request(texts)
         finally:
             self._slots.release()
 
@@ -118,13 +122,17 @@ class Embedder:
                 f"it is tried again {COOL_DOWN_S:.0f} s after a failure"
             )
 
-    def _request(self, text: str) -> list[float]:
+    def _request(self, texts: list[str]) -> list[list[float]]:
         import openai
 
         host = endpoint_host(self.settings)
         try:
-            response = self._openai().embeddings.create(model=self.settings.embedding_model, input=[text])
-            vector = [float(value) for value in response.data[0].embedding]
+            response = self._openai().embeddings.create(model=self.settings.embedding_model, input=texts)
+            # Each item names the input it embeds; an answer short of one is not an embedding of every text.
+            ordered = sorted(response.data, key=lambda item: item.index)
+            if [item.index for item in ordered] != list(range(len(texts))):
+                raise ValueError(f"{len(ordered)} embeddings for {len(texts)} texts")
+            vectors = [[float(value) for value in item.embedding] for item in ordered]
         except VectorSearchUnavailable:
             raise
         except openai.APIStatusError as exc:
@@ -144,7 +152,7 @@ class Embedder:
             self._note_failure(reason, lasting=True)
             raise VectorSearchUnavailable(f"vector search failed: {reason}") from exc
         self._failed = None
-        return vector
+        return vectors
 
     def _note_failure(self, reason: str, *, lasting: bool) -> None:
         if lasting:

@@ -8,6 +8,7 @@ differ (a model that does not read the query's language), and a close call is se
 Measured on the quality sets against reciprocal rank fusion (k = 60): docs/decisions.md, "Hybrid fusion".
 
     fused_ranking(text_hits, vector_hits, per_document, limit)   # hybrid search's ranking of hits
+    fused(rankings, weights, per_document, limit)                 # any rankings of scaled hits (`phrasings.py`)
 """
 
 from __future__ import annotations
@@ -107,18 +108,38 @@ def fused_ranking(
     list holds every passage text search matches (its scores are then scaled from 0, what the others score).
     `document(hit)` names a hit's document (by default its source; a hit without one is a document of its own).
     """
-    lists, key = [matched, nearest], _identity
+    lists = [matched, nearest]
     if per_document == 1:
         lists = [core.capped(hits, 1, len(hits), document) for hits in lists]
-        key = functools.partial(_page, document)
     # BM25 and substring scores: higher is better, and 0 for what does not match; distances: lower is better.
-    text = _scored(lists[0], scaled([hit["score"] for hit in lists[0]], floor=0.0 if every_match else None))
-    vector = _scored(lists[1], scaled([hit["score"] for hit in lists[1]], lower_is_better=True))
-    ranked = relative_score_fusion([text, vector], (TEXT_WEIGHT, 1 - TEXT_WEIGHT), key=key)
+    text = scored_list(lists[0], floor=0.0 if every_match else None)
+    vector = scored_list(lists[1], lower_is_better=True)
+    return fused([text, vector], (TEXT_WEIGHT, 1 - TEXT_WEIGHT), per_document, limit, document)
+
+
+def fused(
+    rankings: Sequence[Sequence[tuple[Hit, float]]],
+    weights: Sequence[float],
+    per_document: int | None,
+    limit: int,
+    document: Callable[[Hit], str | None] = _source_of_hit,
+) -> list[tuple[Hit, float]]:
+    """Rankings of `(hit, scaled score)` fused by relative score, at most `per_document` per document, best first:
+    with one passage per document, a document's entries fuse (`same(per_document, document)`)."""
+    ranked = relative_score_fusion(rankings, weights, key=same(per_document, document))
     return core.capped(ranked, per_document, limit, lambda fused: document(fused[0]))
 
 
-def _scored(hits: list[Hit], scores: list[float]) -> list[tuple[Hit, float]]:
+def same(per_document: int | None, document: Callable[[Hit], str | None]) -> Callable[[Hit], Hashable]:
+    """What fusion counts as one item: the document, with one passage per document; else the passage."""
+    return functools.partial(_page, document) if per_document == 1 else _identity
+
+
+def scored_list(
+    hits: list[Hit], *, lower_is_better: bool = False, floor: float | None = None
+) -> list[tuple[Hit, float]]:
+    """`hits` (best first) with their scores `scaled`."""
+    scores = scaled([hit["score"] for hit in hits], lower_is_better=lower_is_better, floor=floor)
     return list(zip(hits, scores, strict=True))
 
 

@@ -33,17 +33,35 @@ log = structlog.get_logger("lancelot.search")
 
 
 class Query:
-    """One search's query, embedded at most once however many tables want its vector (a failure too is kept)."""
+    """One phrasing of a search, embedded at most once however many tables want its vector (a failure too is
+    kept). `Query.several` gives a call's phrasings, embedded together in one request when the first is wanted."""
 
-    def __init__(self, text: str, embedder: Embedder) -> None:
+    def __init__(
+        self, text: str, embedder: Embedder, *, together: _Embeddings | None = None, position: int = 0
+    ) -> None:
         self.text = text
-        self._embedder = embedder
-        self._embedded: list[float] | VectorSearchUnavailable | None = None
+        self._together = together or _Embeddings([text], embedder)
+        self._position = position
+
+    @classmethod
+    def several(cls, texts: list[str], embedder: Embedder) -> list[Query]:
+        together = _Embeddings(texts, embedder)
+        return [cls(text, embedder, together=together, position=at) for at, text in enumerate(texts)]
 
     def embedding(self) -> list[float]:
+        return self._together.vectors()[self._position]
+
+
+class _Embeddings:
+    def __init__(self, texts: list[str], embedder: Embedder) -> None:
+        self._texts = texts
+        self._embedder = embedder
+        self._embedded: list[list[float]] | VectorSearchUnavailable | None = None
+
+    def vectors(self) -> list[list[float]]:
         if self._embedded is None:
             try:
-                self._embedded = self._embedder.embed(self.text)
+                self._embedded = self._embedder.embed_all(self._texts)
             except VectorSearchUnavailable as exc:
                 self._embedded = exc
         if isinstance(self._embedded, VectorSearchUnavailable):
