@@ -105,6 +105,7 @@ class TableStatus(TypedDict):
     language: NotRequired[str]
     documentReads: NotRequired[Literal["indexed", "scan"]]
     metadata: NotRequired[dict[str, str]]
+    description: NotRequired[str | None]  # what the indexer stamped the documents as (None: not stamped)
     freshness: NotRequired[Freshness]
     searchTypes: NotRequired[list[SearchType]]
     error: NotRequired[str]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lancelot_schema import about
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__
 from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable
@@ -104,6 +105,7 @@ def _described(store: Store, name: str, handle: Any, table_layout: Layout) -> Ta
         language=table_layout.language,
         documentReads="indexed" if documents.indexed(table_layout) else "scan",
         metadata=table_layout.stamped,
+        description=about.cleaned(table_layout.stamped.get("description", "")) or None,
     )
     if not found.missing:
         table["freshness"] = freshness(handle, table_layout, rows, found)

@@ -1,0 +1,103 @@
+"""What the tools tell an assistant about the tables served: each one's name, description and size.
+
+    line(store, tables) -> "Tables: documents — PostgreSQL 15 manual, 1,168 documents; api — …"
+
+Tool descriptions reach every client, so this line goes into each of them (and into the instructions), naming
+the served tables the caller sees that the database holds, default first. It must cost `tools/list` nothing
+worth measuring (docs/benchmarks.md): on a folder it is a listing and the record `NAME.lance/lancelot-about.json`
+the indexer writes beside each table (`lancelot_schema.about`), read with a plain file read, never Lance. On
+object storage a read would be a request, and Lance's import before `initialize` could answer: there a table is
+described by its stamp once the store has opened it (the background preparation opens the default table), and
+named alone until then (docs/decisions.md, "What the assistant is told about each table"). A table without the
+record (built before layout 6, or by another tool) is named alone too, or by its stamp once open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lancelot_schema import about, folders, layout
+from lancelot_server.errors import LancelotError
+from lancelot_server.storage.store import Store
+from lancelot_server.storage.tables import Tables
+
+# How often a stdio server looks at the records for a change to announce, on a folder (a stat or two a table).
+ANNOUNCE_SECONDS = 1.0
+# Tables named in a tool's description at most: with LANCELOT_TABLES="*" a database may hold hundreds.
+MAX_NAMED = 20
+_DESCRIPTION = layout.META_DESCRIPTION.removeprefix("lancelot.")
+
+
+@dataclass(frozen=True)
+class Told:
+    """One table as the tools name it: `documents` None where only the passages are known (or neither)."""
+
+    name: str
+    description: str | None = None
+    documents: int | None = None
+    passages: int | None = None
+
+    def said(self) -> str:
+        size = _count(self.documents, "document") if self.documents is not None else None
+        if size is None and self.passages is not None:
+            size = _count(self.passages, "passage")
+        details = ", ".join(part for part in (self.description, size) if part)
+        return f"{self.name} — {details}" if details else self.name
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def told(store: Store, tables: Tables) -> list[Told]:
+    """The served tables the caller sees, as the tools name them (none when the database cannot be listed)."""
+    location = store.location
+    if location is None:
+        return []
+    if not location.local:
+        opened = store.opened()
+        return [_opened(opened.get(name), store, name) for name in tables.visible(list(opened))]
+    try:
+        there = list(folders.tables(location.path))
+    except OSError:
+        return []
+    found: list[Told] = []
+    for name in tables.visible(there):
+        if name not in there:
+            continue
+        record = about.read(location.path / f"{name}{folders.TABLE_SUFFIX}")
+        if record is None:
+            found.append(_opened(store.opened().get(name), store, name))
+        else:
+            found.append(Told(name, record.description or None, record.documents, record.passages))
+    return found
+
+
+def _opened(handle: Any, store: Store, name: str) -> Told:
+    """Table `name` described by its stamp when the store holds it open (`handle`); else its name alone."""
+    if handle is None:
+        return Told(name)
+    try:
+        with store.reading():
+            stamp = layout.decode_metadata(handle.schema.metadata)
+            passages = handle.count_rows()
+    except (LancelotError, OSError, ValueError):
+        return Told(name)
+    return Told(name, about.cleaned(stamp.get(_DESCRIPTION, "")) or None, None, passages)
+
+
+def interval(store: Store) -> float:
+    """Seconds between two looks for a change: on object storage, as often as the store looks for new versions."""
+    location = store.location
+    return ANNOUNCE_SECONDS if location is None or location.local else max(ANNOUNCE_SECONDS, location.refresh_seconds)
+
+
+def line(store: Store, tables: Tables) -> str:
+    """One line naming the tables (empty when there is none to name)."""
+    named = told(store, tables)
+    if not named:
+        return ""
+    shown = "; ".join(table.said() for table in named[:MAX_NAMED])
+    more = f"; and {len(named) - MAX_NAMED} more (lancedb_status lists them)" if len(named) > MAX_NAMED else ""
+    return f"Tables: {shown}{more}."
