@@ -15,12 +15,13 @@ record (built before layout 6, or by another tool) is named alone too, or by its
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from lancelot_schema import about, folders, layout
 from lancelot_server.errors import LancelotError
 from lancelot_server.storage.store import Store
-from lancelot_server.storage.tables import Tables
+from lancelot_server.storage.tables import EVERY, Tables
 
 # How often a stdio server looks at the records for a change to announce, on a folder (a stat or two a table).
 ANNOUNCE_SECONDS = 1.0
@@ -58,20 +59,52 @@ def told(store: Store, tables: Tables) -> list[Told]:
     if not location.local:
         opened = store.opened()
         return [_opened(opened.get(name), store, name) for name in tables.visible(list(opened))]
+    # Only "*" needs the folder listed; otherwise the tables named are looked at, and those not there left out.
     try:
-        there = list(folders.tables(location.path))
+        there = list(folders.tables(location.path)) if EVERY in (tables.settings.tables or ()) else []
     except OSError:
         return []
     found: list[Told] = []
     for name in tables.visible(there):
-        if name not in there:
+        present, record = _record(location.path, name)
+        if not present:
             continue
-        record = about.read(location.path / f"{name}{folders.TABLE_SUFFIX}")
         if record is None:
             found.append(_opened(store.opened().get(name), store, name))
         else:
             found.append(Told(name, record.description or None, record.documents, record.passages))
     return found
+
+
+# The records read, by database folder and table, with the paths looked at and what they were read at:
+# `tools/list` rereads a record only when it or the table's `_versions/` folder changed since (two stats a table,
+# where a read is a listing and more; the paths made once, as pathlib's joins cost more than the stats).
+_READ: dict[tuple[Path, str], tuple[Path, Path, tuple[int, ...], about.About | None]] = {}
+_MAX_READ = 1000
+
+
+def _record(db: Path, name: str) -> tuple[bool, about.About | None]:
+    """Whether table `name` of the database folder `db` is there, and its record if it describes the latest version."""
+    known = _READ.get((db, name))
+    if known is None:
+        table_dir = db / f"{name}{folders.TABLE_SUFFIX}"
+        known = (table_dir / "_versions", table_dir / about.ABOUT, (), None)
+    versions_path, record_path, read_at, record = known
+    try:
+        versions = versions_path.stat()
+    except OSError:
+        return False, None
+    try:
+        written = record_path.stat()
+    except OSError:
+        return True, None
+    at = (written.st_ino, written.st_size, written.st_mtime_ns, versions.st_ino, versions.st_mtime_ns)
+    if at != read_at:
+        record = about.read(record_path.parent)
+        if len(_READ) >= _MAX_READ:
+            _READ.clear()
+        _READ[db, name] = (versions_path, record_path, at, record)
+    return True, record
 
 
 def _opened(handle: Any, store: Store, name: str) -> Told:
