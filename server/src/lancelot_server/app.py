@@ -3,7 +3,8 @@ resources. The only module importing mcp.
 
 `build_server(settings)` returns an `MCPServer` that stdio (`cli.py`), Streamable HTTP (`http/serve.py`) and
 Lambda (`lambda_handler.py`) all serve. Every `LancelotError` becomes a tool result with `isError: true`
-here, in one place; so does an argument outside the declared schema (the SDK validates against it).
+here, in one place; so does an argument outside the declared schema (the SDK validates against it). Each tool's
+description and the instructions name the tables served (`storage/described.py`), as of each request.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import json
 import os
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
@@ -358,21 +358,11 @@ def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
         middleware=[ArgumentCheck(tools)],
     )
     _publish_documents(server, resources.Resources(bodies))
-    _name_tables(server, _Described(lambda: described.line(store, bodies.tables), described.interval(store)))
+    _name_tables(server, described.Announcer(lambda: described.line(store, bodies.tables), described.interval(store)))
     return server
 
 
-@dataclass
-class _Described:
-    """How a server names its tables (`line`, a file read or two), and the session of the last `tools/list`,
-    which a stdio server tells when the line changes (every `every` seconds it looks)."""
-
-    line: Callable[[], str]
-    every: float
-    session: Any = None
-
-
-_DESCRIBED: weakref.WeakKeyDictionary[MCPServer, _Described] = weakref.WeakKeyDictionary()
+_DESCRIBED: weakref.WeakKeyDictionary[MCPServer, described.Announcer] = weakref.WeakKeyDictionary()
 
 
 def _with_tables(tool: MCPTool, said: str) -> MCPTool:
@@ -383,7 +373,7 @@ def _with_tables(tool: MCPTool, said: str) -> MCPTool:
     return tool.model_copy(update={"description": f"{first}\n{said}\n{rest}".rstrip()})
 
 
-def _name_tables(server: MCPServer, tables: _Described) -> None:
+def _name_tables(server: MCPServer, tables: described.Announcer) -> None:
     """Tool descriptions and instructions that name the served tables, as of each `tools/list` and `initialize`
     (a stateless HTTP server's next `tools/list` shows a rebuilt table's new description)."""
     _DESCRIBED[server] = tables
@@ -410,22 +400,6 @@ def _name_tables(server: MCPServer, tables: _Described) -> None:
 
     lowlevel.create_initialization_options = initialization_options  # type: ignore[method-assign,assignment]
     lowlevel.add_request_handler("server/discover", RequestParams, discover)
-
-
-async def _announce(tables: _Described) -> None:
-    """Send `notifications/tools/list_changed` when the tables' line changes (a table rebuilt with another
-    description, one more document), to the session that last listed the tools."""
-    said = await anyio.to_thread.run_sync(tables.line)
-    while True:
-        await anyio.sleep(tables.every)
-        try:
-            now = await anyio.to_thread.run_sync(tables.line)
-            if now != said and tables.session is not None:
-                await tables.session.send_tool_list_changed()
-                log.info("tools changed", tables=now)
-            said = now
-        except Exception:
-            log.exception("tables not looked at")
 
 
 def _publish_documents(server: MCPServer, documents: resources.Resources) -> None:
@@ -505,7 +479,7 @@ async def _serve_stdio(server: MCPServer, serving: Callable[[], None]) -> None:
             # stdio holds one session that can be told when the tools change: the one transport that says so.
             options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
             if (tables := _DESCRIBED.get(server)) is not None:
-                group.start_soon(_announce, tables)
+                group.start_soon(tables.run)
             await lowlevel.run(relay_read, write, options)
             group.cancel_scope.cancel()
 

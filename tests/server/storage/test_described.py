@@ -87,3 +87,15 @@ def test_past_the_most_named_the_line_says_how_many_more(db, monkeypatch):
     monkeypatch.setattr(described, "MAX_NAMED", 1)
     said = line(db, LANCELOT_TABLES="*")[0]
     assert said == "Tables: documents — Gear manual, 2 documents; and 2 more (lancedb_status lists them)."
+
+
+def test_on_a_bucket_a_table_is_named_alone_until_open_then_by_its_stamp(db, s3_server, aws_env):
+    variables = s3_server.env()
+    aws_env(variables)
+    settings = resolve({**variables, "LANCEDB_PATH": s3_server.database(db), "LANCELOT_TABLES": "single"})
+    store = Store(settings.db_path, settings.storage)
+    tables = Tables(store, settings)
+    assert described.line(store, tables) == "Tables: documents; single."  # no request made to say it
+    store.table("documents")  # what the background preparation does as the server starts
+    assert described.line(store, tables) == "Tables: documents — Gear manual, 2 passages; single."
+    assert described.interval(store) == max(described.ANNOUNCE_SECONDS, store.location.refresh_seconds)

@@ -1,6 +1,7 @@
 """What the tools tell an assistant about the tables served: each one's name, description and size.
 
     line(store, tables) -> "Tables: documents — PostgreSQL 15 manual, 1,168 documents; api — …"
+    Announcer(line, every).run()     # a stdio server's task: notifications/tools/list_changed when the line changes
 
 Tool descriptions reach every client, so this line goes into each of them (and into the instructions), naming
 the served tables the caller sees that the database holds, default first. It must cost `tools/list` nothing
@@ -14,14 +15,20 @@ record (built before layout 6, or by another tool) is named alone too, or by its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import anyio
+import structlog
 
 from lancelot_schema import about, folders, layout
 from lancelot_server.errors import LancelotError
 from lancelot_server.storage.store import Store
 from lancelot_server.storage.tables import EVERY, Tables
+
+log = structlog.get_logger("lancelot.server")
 
 # How often a stdio server looks at the records for a change to announce, on a folder (a stat or two a table).
 ANNOUNCE_SECONDS = 1.0
@@ -111,10 +118,12 @@ def _opened(handle: Any, store: Store, name: str) -> Told:
     """Table `name` described by its stamp when the store holds it open (`handle`); else its name alone."""
     if handle is None:
         return Told(name)
+    # The version last looked up: `initialize` asks for the line on the event loop, where a request must not wait.
+    dataset = handle.last_seen()
     try:
         with store.reading():
-            stamp = layout.decode_metadata(handle.schema.metadata)
-            passages = handle.count_rows()
+            stamp = layout.decode_metadata(dataset.schema.metadata)
+            passages = int(dataset.count_rows())
     except (LancelotError, OSError, ValueError):
         return Told(name)
     return Told(name, about.cleaned(stamp.get(_DESCRIPTION, "")) or None, None, passages)
@@ -134,3 +143,28 @@ def line(store: Store, tables: Tables) -> str:
     shown = "; ".join(table.said() for table in named[:MAX_NAMED])
     more = f"; and {len(named) - MAX_NAMED} more (lancedb_status lists them)" if len(named) > MAX_NAMED else ""
     return f"Tables: {shown}{more}."
+
+
+@dataclass
+class Announcer:
+    """How a server names its tables (`line`), and the session of the last `tools/list` (set by the server), which
+    a stdio server tells when the line changes: `run` looks every `every` seconds."""
+
+    line: Callable[[], str]
+    every: float
+    session: Any = None
+
+    async def run(self) -> None:
+        """Send `notifications/tools/list_changed` when the line changes (a table rebuilt with another
+        description, one more document), to the session that last listed the tools."""
+        said = await anyio.to_thread.run_sync(self.line)
+        while True:
+            await anyio.sleep(self.every)
+            try:
+                now = await anyio.to_thread.run_sync(self.line)
+                if now != said and self.session is not None:
+                    await self.session.send_tool_list_changed()
+                    log.info("tools changed", tables=now)
+                said = now
+            except Exception:
+                log.exception("tables not looked at")
