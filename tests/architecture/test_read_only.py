@@ -105,7 +105,10 @@ def fingerprint(folder: Path) -> dict[str, str]:
 
 
 async def every_tool(client: Client) -> list[Any]:
-    """Every tool in every mode on every table (and pairs of them), every read and every resource."""
+    """Every tool in every mode on every table (and pairs of them), every read and every resource; the tools
+    listed before and after, which reads the record beside each table, then the stamps of the tables open."""
+    named = await client.list_tools()
+    assert all("Tables: documents" in (tool.description or "") for tool in named.tools)
     results = [await call(client, "lancedb_status"), await call(client, "lancedb_version")]
     for table in ("documents", "plain", "workspace", "embedded", "missing", ["embedded", "workspace"]):
         for mode in ("auto", "text", "vector", "hybrid"):
@@ -123,6 +126,8 @@ async def every_tool(client: Client) -> list[Any]:
     for uri in ("lancelot://documents/../x", "lancelot://workspace/localfiles/chain.md", "lancelot://nope/a"):
         with contextlib.suppress(MCPError):
             await client.read_resource(uri)
+    named = await client.list_tools()
+    assert all("; workspace" in (tool.description or "") for tool in named.tools)
     return results
 
 

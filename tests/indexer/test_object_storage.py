@@ -452,7 +452,8 @@ class OtherWriter:
             from lancelot_indexer.writing import write
 
             read = collect.collect(self.docs, layout.DEFAULT_CHUNK_SIZE, workers=1, file_timeout=None, file_memory=None)
-            stamp = metadata(layout.DEFAULT_CHUNK_SIZE, source=self.docs)
+            # Described as lancelot-index describes it: the run after finds nothing to stamp.
+            stamp = {**metadata(layout.DEFAULT_CHUNK_SIZE, source=self.docs), layout.META_DESCRIPTION: self.docs.name}
             write.replace_table(
                 self.location, "documents", write.rows_table(read.columns), stamp, keep_versions=timedelta(minutes=2)
             )

@@ -24,7 +24,7 @@ from lancelot_indexer.errors import IndexerError
 from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count, log_leftovers
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
-from lancelot_schema import folders, languages, layout, links, settings, storage, stored
+from lancelot_schema import about, folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
     from lancelot_indexer.embedding.vectors import EmbedReport, VectorExtension
@@ -65,6 +65,8 @@ def summary(report: Report) -> str:
         f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'passage')} in table "
         f"{report.table!r} of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
     ]
+    if report.description:
+        lines.append(f"Described as: {printable(report.description)} (what the assistant is told; --description).")
     if report.full is not None:
         lines.append(f"Read every document again: {report.full}.")
     elif report.kept or report.removed:
@@ -169,6 +171,12 @@ def _language(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return languages.canonical(value) or languages.DEFAULT
 
 
+def _description(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and (problem := about.problem(value)):
+        raise click.BadParameter(problem)
+    return value.strip() if value is not None else None
+
+
 def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None and (problem := layout.table_name_problem(value)):
         raise click.BadParameter(problem)
@@ -181,6 +189,14 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.argument("db", callback=_database)
 @click.option(
     "--table", default=None, callback=_table_name, help="Table to replace [default: LANCEDB_TABLE, else documents]."
+)
+@click.option(
+    "--description",
+    metavar="TEXT",
+    callback=_description,
+    help=f"What the documents are, in a line of at most {about.MAX_DESCRIPTION} characters (e.g. 'PostgreSQL 15 "
+    "manual'): what the server tells an assistant about the table. Kept by later rebuilds until given again "
+    "[default: the table's, else a Sphinx or MkDocs build's name, the documents' common title suffix, DOCS's name].",
 )
 @click.option(
     "--passage-size",
@@ -272,6 +288,7 @@ def main(
     docs: Path,
     db: str,
     table: str | None,
+    description: str | None,
     chunk_size: int,
     old_chunk_size: int | None,
     exclude: tuple[str, ...],
@@ -332,6 +349,7 @@ def main(
             language=language,
             file_timeout=file_timeout,
             file_memory=file_memory,
+            description=description,
         )
 
         def vectors(on_progress: ProgressCallback | None) -> VectorExtension | None:

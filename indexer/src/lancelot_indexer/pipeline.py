@@ -23,7 +23,9 @@ imported while the documents are read, and not at all when nothing changed in a 
 The database is a folder (a Path, or a `Location`) or a `Location` on object storage: the same steps, the
 same promises. There the lock is a lease in a Lance dataset (`lease.py`), so Lance is imported before the
 documents are read, and the worker processes are forked before it. A run that changes no row but finds the
-table stamped with another DOCS folder (the same documents, elsewhere) stamps its own in one metadata commit.
+table stamped with another DOCS folder (the same documents, elsewhere) stamps its own in one metadata commit,
+and so does one given another `--description`: what the server tells an assistant the table holds, kept by
+every rebuild until given again; a table without one gets one from the documents (`documents/description.py`).
 """
 
 from __future__ import annotations
@@ -32,17 +34,19 @@ import dataclasses
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from lancelot_indexer import __version__, log, memory
+from lancelot_indexer.documents import description as described
 from lancelot_indexer.documents import empty, swapped
 from lancelot_indexer.documents.changes import Changes, changes
 from lancelot_indexer.documents.collect import (
     DEFAULT_FILE_MEMORY,
     DEFAULT_FILE_TIMEOUT,
+    Columns,
     ProgressCallback,
     Reader,
     Tally,
@@ -79,6 +83,8 @@ class Options:
     file_timeout: float | None = DEFAULT_FILE_TIMEOUT  # seconds a file may take to read; None: no limit
     keep_generated: bool = False  # index the generated pages of documentation builds too (documents/generated.py)
     file_memory: int | None = DEFAULT_FILE_MEMORY  # megabytes a reader process may grow by; None: no limit
+    # What the documents are (`about.problem` checked); None: the table's own, else derived (`documents/description`).
+    description: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,7 @@ class Report:
     kept_rows: int = 0  # rows of the kept documents (their vectors too were reused)
     generated: list[Generated] = field(default_factory=list)  # pages of documentation builds left out
     reread: dict[str, int] = field(default_factory=dict)  # documents read again as their reader changed, by suffix
+    description: str = ""  # what the table is stamped as holding: what the server tells an assistant
 
 
 def metadata(
@@ -164,7 +171,8 @@ class Plan:
 
     `previous`: what the table was built from (None: no table), `cached` the same when the copy beside the
     table gave it (no Lance needed), `copy` where that copy lives; `full`: why every document is read (None:
-    only the changed ones, `changed.to_read`); `reread`: the paths read again as their reader changed."""
+    only the changed ones, `changed.to_read`); `reread`: the paths read again as their reader changed.
+    `description`: `--description`, else the table's (kept across rebuilds), else a build's own name."""
 
     copy: sources.Folder | sources.Prefix | None
     cached: sources.Sources | None
@@ -172,6 +180,7 @@ class Plan:
     full: str | None
     changed: Changes
     reread: frozenset[str] = frozenset()
+    description: str = ""  # given, the table's, or a build's name; "": derived from the titles read
 
     @property
     def replaced(self) -> frozenset[str] | None:
@@ -230,8 +239,8 @@ def build(
                 reader.start()
             if plan.full is not None or plan.replaced:
                 import_writer()  # a write is coming: Lance is imported while the workers read
-            result = _apply(run, plan, reader, import_writer, changing)
-    report = _report(run, plan, result, reader.tally, time.perf_counter() - started)
+            result, description = _apply(run, plan, reader, import_writer, changing)
+    report = _report(run, plan, result, reader.tally, time.perf_counter() - started, description)
     if extension is not None:
         extension.kept(report.kept_rows, result.width)
     log.info("indexed", documents=report.documents, passages=report.chunks, strategy=report.strategy, read=report.read)
@@ -250,16 +259,22 @@ def _plan(run: _Run, reader: Reader) -> Plan:
     full = "no table" if previous is None else sources.full_rebuild_reason(previous.settings, run.wanted)
     known = sources.known(previous if full is None else None)
     changed = changes(run.found.found, known.files, known.left_out)
-    return Plan(copy, cached, previous, full, changed, known.reread)
+    given = options.description or (previous.description if previous is not None else "")
+    return Plan(copy, cached, previous, full, changed, known.reread, given or described.built(run.docs) or "")
 
 
 def _apply(
     run: _Run, plan: Plan, reader: Reader, import_writer: Callable[[], None], changing: Callable[[], None]
-) -> replace.Result:
+) -> tuple[replace.Result, str]:
     """Read the files `plan` reads and write their rows (or, when nothing changed, at most a new stamp);
-    `changing` is called before the first change to the database."""
+    `changing` is called before the first change to the database. Also the description stamped."""
     options, location, found = run.options, run.location, run.found
+    stamp = dict(run.stamp)
     batches = reader.batches(plan.changed.to_read, run.on_progress)
+    if plan.description:
+        stamp[layout.META_DESCRIPTION] = plan.description
+    else:
+        batches = _titled(batches, run.docs, stamp)
     first = next(batches, None)
     if first is None and not plan.changed.kept and not options.allow_empty:
         skipped = [*found.skipped, *reader.tally.skipped]
@@ -268,31 +283,55 @@ def _apply(
         raise empty.error(run.docs, found, skipped, _unmatched(options, found), table, generated)
     unchanged = first is None and plan.full is None and not plan.replaced
     target = replace.Target(options.table, options.fts, options.language, options.keep_versions)
-    source = run.stamp[layout.META_SOURCE]
+    source = stamp[layout.META_SOURCE]
     cached, left_out = plan.cached, _left_out(plan, reader.tally)
     if unchanged and cached is not None and cached.fts == options.fts:
         # Nothing to write and nothing to check: the table is as the last run left it (no Lance needed
-        # in a folder), but perhaps for the folder it is stamped as read from.
+        # in a folder), but perhaps for the folder it is stamped as read from, or with another description.
         if (table_dir := _table_dir(run)) is not None:
             database.remove_temp_files(table_dir)
-        record = dataclasses.replace(cached, left_out=left_out)
-        if cached.source != source:
+        description = stamp.setdefault(layout.META_DESCRIPTION, described.folder_name(run.docs))
+        record = dataclasses.replace(cached, left_out=left_out, source=source, description=description)
+        if (cached.source, cached.description) != (source, description):
             changing()
-            record = dataclasses.replace(record, version=replace.restamp(location, target, source), source=source)
+            values = {layout.META_SOURCE: source, layout.META_DESCRIPTION: description}
+            record = dataclasses.replace(record, version=replace.restamp(location, target, values))
         if plan.copy is not None and record != cached:
             sources.save(plan.copy, record)
-        return replace.Result("merge", record.version, cached.rows, options.fts, cached.width)
+        return replace.Result("merge", record.version, cached.rows, options.fts, cached.width), description
     import_writer()
-    result = replace.write_rows(location, target, first, batches, run.extension, run.stamp, plan.replaced, changing)
+    result = replace.write_rows(location, target, first, batches, run.extension, stamp, plan.replaced, changing)
     previous = plan.previous
     kept = {path: previous.files[path] for path in plan.changed.kept} if previous is not None else {}
     files = {**kept, **reader.tally.hashes}
+    description = stamp[layout.META_DESCRIPTION]
     done = sources.Sources(
-        run.wanted, files, options.fts, result.rows, result.version, result.width, source, formats.stamp(), left_out
+        run.wanted,
+        files,
+        options.fts,
+        result.rows,
+        result.version,
+        result.width,
+        source,
+        formats.stamp(),
+        left_out,
+        description,
     )
     if plan.copy is not None:
         sources.save(plan.copy, done)
-    return result
+    return result, description
+
+
+def _titled(batches: Iterator[Columns], docs: Path, stamp: dict[str, str]) -> Iterator[Columns]:
+    """The batches, their documents' titles counted; once they end, `stamp` holds the description they make:
+    the suffix most titles share, else DOCS's name (a build's own name was looked for before)."""
+    titles = described.Titles()
+    for columns in batches:
+        for title, passage in zip(columns[layout.TITLE], columns[layout.PASSAGE], strict=True):
+            if passage == 0:
+                titles.add(title)
+        yield columns
+    stamp[layout.META_DESCRIPTION] = titles.common() or described.folder_name(docs)
 
 
 def _table_dir(run: _Run) -> Path | None:
@@ -305,7 +344,7 @@ def _left_out(plan: Plan, tally: Tally) -> dict[str, Generated]:
     return {page.relative: page for page in [*plan.changed.left_out, *tally.generated]}
 
 
-def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds: float) -> Report:
+def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds: float, description: str) -> Report:
     options, found, changed = run.options, run.found, plan.changed
     skipped = [*found.skipped, *tally.skipped]
     reread = [item for item in changed.to_read if item.relative in plan.reread]
@@ -333,6 +372,7 @@ def _report(run: _Run, plan: Plan, result: replace.Result, tally: Tally, seconds
         kept_rows=result.rows - tally.rows,
         generated=sorted([*found.generated, *_left_out(plan, tally).values()], key=lambda page: page.relative),
         reread=dict(sorted(Counter(formats.suffix_of(item.relative) for item in reread).items())),
+        description=description,
     )
 
 

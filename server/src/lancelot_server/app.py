@@ -3,7 +3,8 @@ resources. The only module importing mcp.
 
 `build_server(settings)` returns an `MCPServer` that stdio (`cli.py`), Streamable HTTP (`http/serve.py`) and
 Lambda (`lambda_handler.py`) all serve. Every `LancelotError` becomes a tool result with `isError: true`
-here, in one place; so does an argument outside the declared schema (the SDK validates against it).
+here, in one place; so does an argument outside the declared schema (the SDK validates against it). Each tool's
+description and the instructions name the tables served (`storage/described.py`), as of each request.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import inspect
 import io
 import json
 import os
+import weakref
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 import structlog
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
@@ -28,17 +31,21 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp.types import (
     CallToolResult,
+    DiscoverResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListToolsResult,
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
+    RequestParams,
     Resource,
     ResourceTemplate,
     TextContent,
     TextResourceContents,
     ToolAnnotations,
 )
+from mcp.types import Tool as MCPTool
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ConfigDict, ValidationError
@@ -77,6 +84,7 @@ from lancelot_server.reading.read import DEFAULT_BUDGET, Reading, ReadReply
 from lancelot_server.replies import SearchReply, StatusReply, VersionReply
 from lancelot_server.search.filters import Filters
 from lancelot_server.stdio import ScrubbedLines
+from lancelot_server.storage import described
 from lancelot_server.storage.store import Store
 from lancelot_server.tools import DEFAULT_PER_DOCUMENT, QUERY_LIMIT, SEARCH_LIMIT, Tools
 
@@ -357,7 +365,48 @@ def build_server(settings: Settings, store: Store | None = None) -> MCPServer:
         middleware=[ArgumentCheck(tools)],
     )
     _publish_documents(server, resources.Resources(bodies))
+    _name_tables(server, described.Announcer(lambda: described.line(store, bodies.tables), described.interval(store)))
     return server
+
+
+_DESCRIBED: weakref.WeakKeyDictionary[MCPServer, described.Announcer] = weakref.WeakKeyDictionary()
+
+
+def _with_tables(tool: MCPTool, said: str) -> MCPTool:
+    """The tool with the tables named after its first line: what every client shows the assistant."""
+    if not said:
+        return tool
+    first, _, rest = (tool.description or "").partition("\n")
+    return tool.model_copy(update={"description": f"{first}\n{said}\n{rest}".rstrip()})
+
+
+def _name_tables(server: MCPServer, tables: described.Announcer) -> None:
+    """Tool descriptions and instructions that name the served tables, as of each `tools/list` and `initialize`
+    (a stateless HTTP server's next `tools/list` shows a rebuilt table's new description)."""
+    _DESCRIBED[server] = tables
+    lowlevel = server._lowlevel_server  # MCPServer has no public way to replace a handler
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> ListToolsResult:
+        tables.session = ctx.session
+        said = await anyio.to_thread.run_sync(tables.line)
+        return ListToolsResult(tools=[_with_tables(tool, said) for tool in await server.list_tools()])
+
+    lowlevel.add_request_handler("tools/list", PaginatedRequestParams, list_tools)
+    options, discovered = lowlevel.create_initialization_options, lowlevel._handle_discover
+
+    def instructions() -> str:
+        said = tables.line()
+        return f"{INSTRUCTIONS} {said}" if said else INSTRUCTIONS
+
+    def initialization_options(notification_options: NotificationOptions | None = None, *more: Any) -> Any:
+        return options(notification_options, *more).model_copy(update={"instructions": instructions()})
+
+    async def discover(ctx: ServerRequestContext[Any, Any], params: RequestParams) -> DiscoverResult:
+        # The 2026 era's handshake: the same instructions.
+        return (await discovered(ctx, params)).model_copy(update={"instructions": instructions()})
+
+    lowlevel.create_initialization_options = initialization_options  # type: ignore[method-assign,assignment]
+    lowlevel.add_request_handler("server/discover", RequestParams, discover)
 
 
 def _publish_documents(server: MCPServer, documents: resources.Resources) -> None:
@@ -434,7 +483,12 @@ async def _serve_stdio(server: MCPServer, serving: Callable[[], None]) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(relay)
-            await lowlevel.run(relay_read, write, lowlevel.create_initialization_options())
+            # stdio holds one session that can be told when the tools change: the one transport that says so.
+            options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
+            if (tables := _DESCRIBED.get(server)) is not None:
+                group.start_soon(tables.run)
+            await lowlevel.run(relay_read, write, options)
+            group.cancel_scope.cancel()
 
 
 def _unreadable(exc: Exception) -> JSONRPCError:

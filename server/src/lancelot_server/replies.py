@@ -110,6 +110,7 @@ class TableMetadata(TypedDict, total=False):
     exclude: list[str]
     source: str
     keep_generated: str
+    description: str
 
 
 class TableStatus(TypedDict):
@@ -127,6 +128,7 @@ class TableStatus(TypedDict):
     language: NotRequired[str]
     documentReads: NotRequired[Literal["indexed", "scan"]]
     metadata: NotRequired[TableMetadata]
+    description: NotRequired[str | None]  # what the indexer stamped the documents as (None: not stamped)
     freshness: NotRequired[Freshness]
     searchTypes: NotRequired[list[SearchType]]
     error: NotRequired[str]

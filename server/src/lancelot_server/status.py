@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from lancelot_schema import layout
+from lancelot_schema import about, layout
 from lancelot_schema.settings import Settings
 from lancelot_server import __version__
 from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable, shown
@@ -114,6 +114,7 @@ def _described(store: Store, name: str, handle: Any, table_layout: Layout) -> Ta
         language=table_layout.language,
         documentReads="indexed" if documents.indexed(table_layout) else "scan",
         metadata=metadata,
+        description=about.cleaned(table_layout.stamped.get("description", "")) or None,
     )
     if not found.missing:
         table["freshness"] = freshness(handle, table_layout, rows, found)

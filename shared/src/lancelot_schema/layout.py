@@ -103,9 +103,9 @@ VECTOR_COLUMNS: tuple[str, ...] = (VECTOR,)
 # Bumped when the meaning of a column or metadata key changes. 2: passage, passages, line_start, line_end, anchor,
 # scalar indexes on path and passage, and the link template. 3: the language of the full-text indexes and what
 # each vector embeds. 4: each row's file hash and the --exclude patterns, for incremental rebuilds. 5: each row's
-# page (PDF), and each document's metadata, tags, date and file type. The server reads layouts 1 to 4 too (1 and
-# 2: English; vectors of the passage text alone).
-LAYOUT_VERSION = "5"
+# page (PDF), and each document's metadata, tags, date and file type. 6: the table's description. The server reads
+# layouts 1 to 5 too (1 and 2: English; vectors of the passage text alone; before 6: no description).
+LAYOUT_VERSION = "6"
 
 # Keys stamped into the table's schema metadata by the indexer (bytes keys, as Arrow stores them).
 META_LAYOUT_VERSION = "lancelot.layout_version"
@@ -127,6 +127,9 @@ META_READERS = "lancelot.readers"
 # "true" when the generated pages of documentation builds (indexes, search pages...) were indexed too
 # (`lancelot-index --keep-generated`); absent when they were left out.
 META_KEEP_GENERATED = "lancelot.keep_generated"
+# What the documents are, in one line (`lancelot-index --description`, or derived from the documents): what the
+# server tells an assistant about the table (`about.py`). Not a row setting: changing it re-reads no file.
+META_DESCRIPTION = "lancelot.description"
 
 METADATA_KEYS: tuple[str, ...] = (
     META_LAYOUT_VERSION,
@@ -142,6 +145,7 @@ METADATA_KEYS: tuple[str, ...] = (
     META_EXCLUDE,
     META_SOURCE,
     META_KEEP_GENERATED,
+    META_DESCRIPTION,
 )
 
 # What `--embed` embeds per passage (`META_EMBEDDED`): the passage text alone (layouts 1 and 2), or its

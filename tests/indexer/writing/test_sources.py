@@ -32,9 +32,3 @@ def test_the_copy_holds_while_the_table_is_the_version_it_describes(tmp_path):
     assert sources.cached(table_dir) is None
     (table_dir / sources.CACHE).write_text("{not json", encoding="utf-8")
     assert sources.cached(table_dir) is None
-
-
-def test_both_of_lances_manifest_names_give_the_version():
-    assert sources._version("18446744073709551614.manifest") == 1  # counting down from u64::MAX
-    assert sources._version("7.manifest") == 7
-    assert sources._version("latest.manifest") is None

@@ -148,20 +148,27 @@ def write_rows(
     if written is None and plan.dataset is not None:
         stamped_now = layout.decode_metadata(plan.dataset.schema.metadata)
         width = stamped_now.get("vector_width", "")
-        if (source := stamp.get(layout.META_SOURCE)) is not None and stamped_now.get(_SOURCE) != source:
-            # Nothing changed but the folder the same documents were read from: the stamp says the new one.
-            version = restamp(db, target, source)
+        # Nothing changed but the folder the same documents were read from, or their description: the stamp
+        # says the new one.
+        values = {
+            key: stamp[key]
+            for key in _RESTAMPED
+            if key in stamp and stamped_now.get(key.removeprefix("lancelot.")) != stamp[key]
+        }
+        if values:
+            version = restamp(db, target, values)
     return Result(result.strategy, version, result.rows, result.fts, int(width) if width.isdigit() else 0)
 
 
-_SOURCE = layout.META_SOURCE.removeprefix("lancelot.")
+# What a run that changes no row may still stamp: no row depends on either.
+_RESTAMPED = (layout.META_SOURCE, layout.META_DESCRIPTION)
 
 
-def restamp(db: Location, target: Target, source: str) -> int:
-    """Stamp table `target.table` as read from `source` (one metadata commit); its new version."""
+def restamp(db: Location, target: Target, values: dict[str, str]) -> int:
+    """Stamp table `target.table` with `values` (one metadata commit, the other keys kept); its new version."""
     from lancelot_indexer.writing import write
 
-    return write.restamp(db, target.table, {layout.META_SOURCE: source}, target.keep_versions)
+    return write.restamp(db, target.table, values, target.keep_versions)
 
 
 def from_table(db: Location, table: str, fts: bool) -> sources.Sources | None:

@@ -14,6 +14,8 @@ that finds nothing changed (docs/decisions.md). On object storage it is two requ
 store (a listing of `_versions/`, a read of the copy) where reading the table's path and hash columns is a
 request or more per data file; a manifest there is written once and never changed, so its name is enough.
 Any doubt (no copy, another version, a manifest name Lance did not write before) means reading the table.
+Beside it `save` writes what the server tells an assistant about the table (`lancelot_schema.about`): its
+description and counts, for the same manifest.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 from lancelot_indexer.documents.generated import KINDS, Generated
 from lancelot_indexer.readers import formats
 from lancelot_indexer.writing import database
-from lancelot_schema import layout
+from lancelot_schema import about, layout
 from lancelot_schema.storage import Location
 
 CACHE = "lancelot-sources.json"
@@ -53,8 +55,6 @@ ROW_SETTINGS = (
 )
 # What a person calls a stamped setting where its key says otherwise (the stamp keeps its name).
 _LABELS = {layout.META_CHUNK_SIZE: "passage size"}
-# Lance names manifests `{u64::MAX - version}.manifest` (the newest sorts first), or `{version}.manifest`.
-_U64_MAX = 2**64 - 1
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ class Sources:
     readers: str = ""  # each suffix's reader and revision (layout.META_READERS); "": stamped before they had one
     # Pages read and left out as generated (tables of contents), by path: the saved copy alone knows them.
     left_out: dict[str, Generated] = field(default_factory=dict)
+    description: str = ""  # layout.META_DESCRIPTION as stamped ("": a table stamped before descriptions)
 
 
 def settings_of(stamp: Mapping[str, str]) -> dict[str, str]:
@@ -113,7 +114,9 @@ def from_table(dataset: Any, fts: bool) -> Sources:
     width, source = stamp.get("vector_width", ""), stamp.get(layout.META_SOURCE.removeprefix("lancelot."), "")
     readers = (dataset.schema.metadata or {}).get(layout.META_READERS.encode(), b"").decode("utf-8", "replace")
     rows, version = dataset.count_rows(), dataset.version
-    return Sources(settings, files, fts, rows, version, int(width) if width.isdigit() else 0, source, readers)
+    description = stamp.get(layout.META_DESCRIPTION.removeprefix("lancelot."), "")
+    width_stamped = int(width) if width.isdigit() else 0
+    return Sources(settings, files, fts, rows, version, width_stamped, source, readers, description=description)
 
 
 @dataclass(frozen=True)
@@ -138,14 +141,6 @@ def known(previous: Sources | None) -> Known:
     return Known(files, left_out, reread)
 
 
-def _version(name: str) -> int | None:
-    stem = name.removesuffix(".manifest")
-    if stem == name or not stem.isascii() or not stem.isdigit():
-        return None
-    number = int(stem)
-    return _U64_MAX - number if len(stem) == 20 and number > 2**63 else number
-
-
 class Folder:
     """The table's folder on this machine."""
 
@@ -154,32 +149,21 @@ class Folder:
 
     def latest(self) -> list[Any] | None:
         """The table's latest manifest: its name, size and modification time; None when in doubt."""
-        try:
-            names = [entry.name for entry in (self.table_dir / "_versions").iterdir()]
-        except OSError:
-            return None
-        name = _newest(names)
-        if name is None:
-            return None
-        try:
-            stat = (self.table_dir / "_versions" / name).stat()
-        except OSError:
-            return None
-        return [name, stat.st_size, stat.st_mtime_ns]
+        return about.latest(self.table_dir)
 
     def read(self) -> str:
         with (self.table_dir / CACHE).open(encoding="utf-8") as handle:
             return handle.read()
 
-    def write(self, text: str) -> None:
+    def write(self, text: str, name: str = CACHE) -> None:
         # `.tmp` first: a run killed here leaves a file that the next run's clean-up removes.
-        temporary = self.table_dir / f".tmp-{CACHE}"
+        temporary = self.table_dir / f".tmp-{name}"
         with temporary.open("w", encoding="utf-8") as handle:
             handle.write(text)
-        temporary.replace(self.table_dir / CACHE)
+        temporary.replace(self.table_dir / name)
 
-    def remove(self) -> None:
-        (self.table_dir / CACHE).unlink()
+    def remove(self, name: str = CACHE) -> None:
+        (self.table_dir / name).unlink()
 
 
 class Prefix:
@@ -196,21 +180,21 @@ class Prefix:
             names = [path.rsplit("/", 1)[-1] for path in self._session.list("_versions")]
         except OSError:
             return None
-        name = _newest(names)
+        name = about.newest(names)
         return [name] if name is not None else None
 
     def read(self) -> str:
         return self._session.read_range(CACHE, 0, _MAX_COPY).decode("utf-8")
 
-    def write(self, text: str) -> None:
+    def write(self, text: str, name: str = CACHE) -> None:
         # One PUT: the object is replaced whole (an upload of several parts appears only once complete).
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / CACHE
+            path = Path(folder) / name
             path.write_text(text, encoding="utf-8")
-            self._session.upload_file(str(path), CACHE)
+            self._session.upload_file(str(path), name)
 
-    def remove(self) -> None:
-        self._session.delete_file(CACHE)
+    def remove(self, name: str = CACHE) -> None:
+        self._session.delete_file(name)
 
 
 def place(location: Location, table: str) -> Folder | Prefix | None:
@@ -219,14 +203,6 @@ def place(location: Location, table: str) -> Folder | Prefix | None:
     if location.local:
         return Folder(location.path / f"{table}.lance")
     return None if location.scheme == "s3+ddb" else Prefix(location, table)
-
-
-def _newest(names: list[str]) -> str | None:
-    manifests = [name for name in names if name.endswith(".manifest")]
-    versions = [(_version(name), name) for name in manifests]
-    if not versions or any(version is None for version, _ in versions):
-        return None
-    return max(versions, key=lambda pair: pair[0] or 0)[1]
 
 
 def cached(copy: Folder | Prefix | Path) -> Sources | None:
@@ -242,26 +218,31 @@ def cached(copy: Folder | Prefix | Path) -> Sources | None:
         # some: the table is read, and its files read again (`from_table`).
         if saved["manifest"] != latest or saved.get("columns") != list(layout.INDEXER_COLUMNS):
             return None
-        version = _version(latest[0]) or 0
+        version = about.version(latest[0]) or 0
         files, rows, width = dict(saved["files"]), int(saved["rows"]), int(saved["width"])
         settings, source, readers = dict(saved["settings"]), str(saved["source"]), str(saved.get("readers", ""))
+        description = str(saved.get("description", ""))
         left_out = {
             path: Generated(path, generator, KINDS[kind], digest)
             for path, (digest, generator, kind) in saved.get("left_out", {}).items()
             if kind in KINDS
         }
-        return Sources(settings, files, bool(saved["fts"]), rows, version, width, source, readers, left_out)
+        return Sources(
+            settings, files, bool(saved["fts"]), rows, version, width, source, readers, left_out, description
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def save(copy: Folder | Prefix | Path, sources: Sources) -> None:
-    """Record `sources` as what the table's latest version was built from (replaced whole, never half-written)."""
+    """Record `sources` as what the table's latest version was built from (replaced whole, never half-written),
+    and what the table is about for the server (`about.ABOUT`)."""
     copy = Folder(copy) if isinstance(copy, Path) else copy
     latest = copy.latest()
     if latest is None:
-        with contextlib.suppress(OSError):
-            copy.remove()
+        for name in (CACHE, about.ABOUT):
+            with contextlib.suppress(OSError):
+                copy.remove(name)
         return
     record = {
         "manifest": latest,
@@ -274,6 +255,9 @@ def save(copy: Folder | Prefix | Path, sources: Sources) -> None:
         "left_out": {path: [page.digest, page.generator, page.kind.one] for path, page in sources.left_out.items()},
         "settings": sources.settings,
         "files": sources.files,
+        "description": sources.description,
     }
+    told = about.About(sources.description, len(sources.files), sources.rows, latest)
     with contextlib.suppress(OSError):
         copy.write(json.dumps(record, separators=(",", ":")))
+        copy.write(about.record(told), about.ABOUT)

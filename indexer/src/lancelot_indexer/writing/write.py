@@ -185,7 +185,9 @@ def finish(
     if dataset is None:
         raise ValueError("nothing was written to a table that does not exist")
     try:
-        if plan.strategy == "merge" and metadata is not None:
+        # A merge keeps the table's stamp until now; a new table's stamp may have been completed while its rows
+        # streamed in (a description derived from their titles).
+        if metadata is not None and (plan.strategy == "merge" or _stamp_of(dataset) != dict(metadata)):
             dataset.update_schema_metadata(dict(metadata), replace=True)
         params = languages.FTS_PARAMS[language] if fts else None
         fold = None
@@ -201,6 +203,10 @@ def finish(
         )
     except OSError as exc:
         raise _database_error(plan.location, plan.table, exc) from exc
+
+
+def _stamp_of(dataset: lance.LanceDataset) -> dict[str, str]:
+    return {key.decode(): value.decode("utf-8", "replace") for key, value in (dataset.schema.metadata or {}).items()}
 
 
 def restamp(db: Path | Location, name: str, values: Mapping[str, str], keep_versions: timedelta) -> int:

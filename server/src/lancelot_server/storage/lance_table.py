@@ -88,6 +88,11 @@ class LanceTable:
                 self._checked = time.monotonic()
             return self._dataset
 
+    def last_seen(self) -> Any:
+        """The dataset as last looked up, without looking again: no request, even on object storage."""
+        with self._lock:
+            return self._dataset
+
     def pinned(self) -> LanceTable:
         """This table at the version reads now see, never looked at again: every read of one request (a search's
         ranking and the rows it then takes by id) sees the same version, whatever a rebuild commits meanwhile."""

@@ -376,6 +376,11 @@ class Store:
             self._tables[name] = handle
         return handle.pinned() if pinned else handle
 
+    def opened(self) -> dict[str, Any]:
+        """The tables opened so far, by name, without opening or listing anything."""
+        with self._lock:
+            return dict(self._tables)
+
     def unreadable(self, name: str, found: Damage | None = None) -> TableLayoutError:
         detail = ""
         if found is not None and found.missing:
