@@ -36,6 +36,7 @@ def test_every_tool_and_resource_over_a_bucket_changes_no_object(s3_server, lanc
     )
     ran_everything(results)
     status = json.loads(results[0].content[0].text)
+    assert status["database"].pop("cache")["usedBytes"] > 0
     assert status["database"] == {
         "path": uri,
         "exists": True,
@@ -58,5 +59,11 @@ def test_refused_credentials_reach_the_client_as_one_line_and_status_still_answe
         "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or the role this runs as."
     )
     assert not status.is_error
-    assert status.structured_content["database"] == {"path": uri, "exists": False, "tables": [], "error": message}
+    assert status.structured_content["database"] == {
+        "path": uri,
+        "exists": False,
+        "tables": [],
+        "error": message,
+        "cache": {"boundBytes": 256 * 1024 * 1024, "usedBytes": 0},
+    }
     assert SECRET not in status.content[0].text
