@@ -68,6 +68,7 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 """
 ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+DENY = {"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Action": "*", "Resource": "*"}]}
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,16 @@ class S3Server:
     def user(self, name: str, policy: dict[str, Any]) -> Keys:
         """A new IAM user allowed exactly `policy`, and its access key."""
         return self._new_user(name, policy, self.client(service="iam"))
+
+    def deny(self, keys: Keys) -> None:
+        """From now on every request signed with `keys` is refused (AccessDenied): a role's policy taken away."""
+        iam = self.client(service="iam")
+        for user in iam.list_users()["Users"]:
+            listed = iam.list_access_keys(UserName=user["UserName"])["AccessKeyMetadata"]
+            if any(key["AccessKeyId"] == keys.access_key_id for key in listed):
+                iam.put_user_policy(UserName=user["UserName"], PolicyName="lancelot", PolicyDocument=json.dumps(DENY))
+                return
+        raise LookupError(f"no user holds {keys!r}")
 
     @staticmethod
     def _new_user(name: str, policy: dict[str, Any], iam: Any) -> Keys:
