@@ -2,11 +2,13 @@
 
 The table: the PostgreSQL 15 HTML manual (or --docs) indexed by the real `lancelot-index` into a folder under
 bench-work/s3, then copied into a bucket of moto's S3 server on 127.0.0.1 (tests/support/s3_server.py, IAM
-checks on). Each round starts a fresh server per database, in turn: the folder; the bucket as served by default
-(LANCELOT_REFRESH_SECONDS=10) and with a check for a new version at every call (0); and the same two on a second
-server that waits --latency-ms before each answer, as a bucket in the same region costs a round trip. A first
-query is timed from the server's first tools/list reply (so it includes importing LanceDB, the same in every
-row) and counts the requests it made; warm queries are the --queries searches after it.
+checks on). Each round starts a fresh server per database, in turn: the folder; the bucket as served before issue
+30 (LANCELOT_CACHE_MB=0: Lance's default caches, nothing loaded ahead), as served by default (the full-text
+indexes loaded into a 256 MiB cache as the table opens; LANCELOT_REFRESH_SECONDS=10) and with a check for a new
+version at every call (0); and the same three on a second server that waits --latency-ms before each answer, as a
+bucket in the same region costs a round trip. A first query is timed from the server's first tools/list reply (so
+it includes importing Lance, the same in every row) and counts the requests it made; warm queries are the
+--queries searches after it, their requests counted by operation (list, head, get, ranged get).
 
     scripts/bench-s3 [--rounds 3] [--latency-ms 20]     # prints a Markdown section for docs/benchmarks.md
 
@@ -20,6 +22,7 @@ nothing changed, and one after a page changed, with the requests each made.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import platform
 import shutil
@@ -49,6 +52,22 @@ class Target:
     warm: list[float] = field(default_factory=list)
     first_requests: list[int] = field(default_factory=list)
     warm_requests: list[int] = field(default_factory=list)
+    warm_operations: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+OPERATIONS = ("list", "head", "get", "ranged get")
+
+
+def operation(line: str) -> str:
+    """What a logged request is: a listing, a HEAD, a whole GET or a ranged one (or its method)."""
+    method, path = line.split(" ")[:2]
+    if method == "HEAD":
+        return "head"
+    if method == "GET" and ("list-type=" in path or "delimiter=" in path):
+        return "list"
+    if method == "GET":
+        return "ranged get" if " Range: " in line else "get"
+    return method.lower()
 
 
 def build(docs: Path) -> Path:
@@ -70,13 +89,15 @@ async def one_round(target: Target, queries: list[str]) -> None:
         target.first.append(time.perf_counter() - started)
         target.first_requests.append(counted(target) - before)
         assert not result.is_error, result.content
-        before = counted(target)
+        before, made = counted(target), len(requests(target.log)) if target.log else 0
         for query in queries[1:]:
             started = time.perf_counter()
             result = await client.call_tool("lancedb_search", {"query": query, "mode": "text"})
             target.warm.append(time.perf_counter() - started)
             assert not result.is_error, result.content
         target.warm_requests.append(counted(target) - before)
+        if target.log:
+            target.warm_operations.update(operation(line) for line in requests(target.log)[made:])
 
 
 def ms(values: list[float]) -> str:
@@ -180,9 +201,11 @@ def main() -> None:
         targets = [Target("folder", str(db), {})]
         for server, latency in ((fast, "loopback"), (slow, f"+{args.latency_ms:g} ms a request")):
             uri = server.database(db, "teams/postgres")
-            for refresh in ("10", "0"):
-                env = {**server.env(), "LANCELOT_REFRESH_SECONDS": refresh}
-                targets.append(Target(f"bucket ({latency}), refresh {refresh} s", uri, env, server.log))
+            for cache, refresh in (("0", "10"), ("256", "10"), ("256", "0")):
+                env = {**server.env(), "LANCELOT_REFRESH_SECONDS": refresh, "LANCELOT_CACHE_MB": cache}
+                served = "before (cache 0)" if cache == "0" else f"cache {cache} MiB"
+                name = f"bucket ({latency}), {served}, refresh {refresh} s"
+                targets.append(Target(name, uri, env, server.log))
         for _ in range(args.rounds):
             for target in targets:
                 anyio.run(one_round, target, queries)
@@ -191,11 +214,13 @@ def main() -> None:
     print(f"Table: {args.docs} indexed by lancelot-index ({rows:,} passages); text search (BM25) over stdio;")
     print(f"{args.rounds} rounds, a fresh server per database per round, {len(queries) - 1} warm queries each.\n")
     headers = ["database", "first query ms (median)", "warm query ms (median)", "warm p90", "requests: first"]
-    print(common.table_head([*headers, "a warm query"]))
+    print(common.table_head([*headers, "a warm query", *(f"warm: {name}" for name in OPERATIONS)]))
     for target in targets:
         first_requests = f"{statistics.median(target.first_requests):.0f}" if target.log else "–"
-        per_warm = f"{sum(target.warm_requests) / max(1, len(target.warm)):.2f}" if target.log else "–"
-        cells = [target.name, ms(target.first), ms(target.warm), p90(target.warm), first_requests, per_warm]
+        warm = max(1, len(target.warm))
+        per_warm = f"{sum(target.warm_requests) / warm:.2f}" if target.log else "–"
+        kinds = [f"{target.warm_operations[name] / warm:.2f}" if target.log else "–" for name in OPERATIONS]
+        cells = [target.name, ms(target.first), ms(target.warm), p90(target.warm), first_requests, per_warm, *kinds]
         print(common.table_row(cells))
     print(f"\nCommand: `scripts/bench-s3 --rounds {args.rounds} --latency-ms {args.latency_ms:g}`")
 

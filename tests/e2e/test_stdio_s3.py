@@ -10,7 +10,7 @@ import json
 
 import pytest
 from tests.architecture.test_read_only import every_tool, ran_everything
-from tests.e2e.stdio_server import call, serve
+from tests.e2e.stdio_server import call, serve, serve_logged
 from tests.support.s3_server import Keys, read_only_policy
 
 SECRET = "wJalrXUtnFEMI-not-a-real-secret"
@@ -36,6 +36,7 @@ def test_every_tool_and_resource_over_a_bucket_changes_no_object(s3_server, lanc
     )
     ran_everything(results)
     status = json.loads(results[0].content[0].text)
+    assert status["database"].pop("cache")["usedBytes"] > 0
     assert status["database"] == {
         "path": uri,
         "exists": True,
@@ -58,5 +59,30 @@ def test_refused_credentials_reach_the_client_as_one_line_and_status_still_answe
         "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or the role this runs as."
     )
     assert not status.is_error
-    assert status.structured_content["database"] == {"path": uri, "exists": False, "tables": [], "error": message}
+    assert status.structured_content["database"] == {
+        "path": uri,
+        "exists": False,
+        "tables": [],
+        "error": message,
+        "cache": {"boundBytes": 256 * 1024 * 1024, "usedBytes": 0},
+    }
     assert SECRET not in status.content[0].text
+
+
+def test_a_bucket_that_refuses_mid_session_is_a_tool_error_and_the_server_goes_on(s3_server, lancelot_db, tmp_path):
+    uri = s3_server.database(lancelot_db)
+    bucket, prefix = uri.removeprefix("s3://").split("/", 1)
+    reader = s3_server.user("lancelot-server", read_only_policy(bucket, prefix))
+
+    async def session(client):
+        first = await call(client, "lancedb_search", {"query": "degreaser", "mode": "text"})
+        s3_server.deny(reader)  # the table is open and its indexes in memory; its rows are still to be read
+        refused = await call(client, "lancedb_search", {"query": "hiss of escaping air", "mode": "text"})
+        return first, refused, await call(client, "lancedb_status")
+
+    environ = {**s3_server.env(reader), "LANCELOT_REFRESH_SECONDS": "3600"}
+    (first, refused, status), stderr = serve_logged(uri, session, **environ, XDG_CONFIG_HOME=str(tmp_path / "c"))
+    assert not first.is_error and first.structured_content["hits"]
+    message = refused.content[0].text
+    assert refused.is_error and "\n" not in message and uri in message and "AccessDenied" in message
+    assert not status.is_error and "Traceback" not in stderr

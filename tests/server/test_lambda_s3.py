@@ -28,9 +28,9 @@ def test_warm_invocations_reuse_the_opened_table_on_a_bucket(lambda_on_s3, s3_se
     opened = []
     real_open = lance_table.LanceTable.open
 
-    def counting_open(uri, options, refresh):
+    def counting_open(uri, options, refresh, *cache):
         opened.append((uri, options, refresh))
-        return real_open(uri, options, refresh)
+        return real_open(uri, options, refresh, *cache)
 
     monkeypatch.setattr(lance_table.LanceTable, "open", staticmethod(counting_open))
     for query in ("hiss of escaping air", "chain links", "opening hours"):

@@ -316,7 +316,10 @@ def test_status_describes_the_indexer_table(lancelot_db, make_tools):
     status = make_tools(lancelot_db).status()
     # The other tables of the database are named, not served (LANCELOT_TABLES unset), so not described.
     named = ["documents", "embedded", "embedded_plain", "plain", "workspace"]
+    cache = status["database"].pop("cache")
     assert status["database"] == {"path": str(lancelot_db), "exists": True, "tables": named}
+    # The table read from the folder is in Lance's caches (its manifest, its indexes' descriptions), within the bound.
+    assert 0 < cache["usedBytes"] <= cache["boundBytes"] == 256 * 1024 * 1024
     table = status["table"]
     assert status["tables"] == [table]
     assert table["name"] == "documents" and table["exists"] is True

@@ -99,6 +99,7 @@ def test_every_documented_name_has_a_default_entry():
         "LANCELOT_OAUTH_SCOPES",
         "LANCELOT_ALLOW_UNAUTHENTICATED",
         "LANCELOT_REFRESH_SECONDS",
+        "LANCELOT_CACHE_MB",
         "AWS_ENDPOINT_URL_S3",
         "AWS_ENDPOINT_URL",
         "AWS_REGION",
@@ -182,3 +183,15 @@ def test_a_refresh_of_zero_checks_at_every_call():
 def test_load_passes_on_the_warning_of_a_bad_refresh(tmp_path):
     s = settings.load({"XDG_CONFIG_HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "LANCELOT_REFRESH_SECONDS": "x"})
     assert s.warnings == ("LANCELOT_REFRESH_SECONDS='x' is not a number of seconds (0 or more); using 10.",)
+
+
+def test_the_cache_bound_is_whole_mebibytes_and_a_bad_one_is_the_default_with_a_warning():
+    assert resolve({}).storage.cache_mb == settings.DEFAULT_CACHE_MB
+    assert resolve({"LANCELOT_CACHE_MB": "0"}).storage.cache_mb == 0
+    assert resolve({"LANCELOT_CACHE_MB": " 64 "}).storage.cache_mb == 64
+    for bad in ("-1", "1.5", "lots", "١٢"):
+        resolved = resolve({"LANCELOT_CACHE_MB": bad})
+        assert resolved.storage.cache_mb == settings.DEFAULT_CACHE_MB
+        assert resolved.warnings == (
+            f"LANCELOT_CACHE_MB={bad!r} is not a whole number of MiB (0 or more); using {settings.DEFAULT_CACHE_MB}.",
+        )

@@ -31,9 +31,9 @@ REGION = "us-east-1"
 # Runs in the child: moto's app on a free port, which it prints, then serves until killed. Each request may
 # wait `latency` seconds first (what a round trip to a real bucket costs; `PUT /_latency?seconds=S` changes it),
 # and is written to `log` when given, with its conditions (the commit protocol's create-only PUT carries
-# `If-None-Match: *`). A conditional PUT is served whole under one lock: moto checks the condition, then writes,
-# and two threads could both pass the check (two indexers both took one bucket's lock under load); S3 does both
-# as one step.
+# `If-None-Match: *`) and its byte range. A conditional PUT is served whole under one lock: moto checks the
+# condition, then writes, and two threads could both pass the check (two indexers both took one bucket's lock
+# under load); S3 does both as one step.
 _SERVE = """
 import sys, threading, time
 from werkzeug.serving import make_server
@@ -54,7 +54,7 @@ def app(environ, start_response):
             time.sleep(latency[0])
         if written:
             asked = f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}?{environ.get('QUERY_STRING', '')}"
-            for header in ("If-None-Match", "If-Match"):
+            for header in ("If-None-Match", "If-Match", "Range"):
                 value = environ.get("HTTP_" + header.upper().replace("-", "_"))
                 asked += f" {header}: {value}" if value else ""
             written.write(asked + "\\n")
@@ -68,6 +68,7 @@ print(server.server_address[1], flush=True)
 server.serve_forever()
 """
 ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+DENY = {"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Action": "*", "Resource": "*"}]}
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,16 @@ class S3Server:
         """A new IAM user allowed exactly `policy`, and its access key."""
         return self._new_user(name, policy, self.client(service="iam"))
 
+    def deny(self, keys: Keys) -> None:
+        """From now on every request signed with `keys` is refused (AccessDenied): a role's policy taken away."""
+        iam = self.client(service="iam")
+        for user in iam.list_users()["Users"]:
+            listed = iam.list_access_keys(UserName=user["UserName"])["AccessKeyMetadata"]
+            if any(key["AccessKeyId"] == keys.access_key_id for key in listed):
+                iam.put_user_policy(UserName=user["UserName"], PolicyName="lancelot", PolicyDocument=json.dumps(DENY))
+                return
+        raise LookupError(f"no user holds {keys!r}")
+
     @staticmethod
     def _new_user(name: str, policy: dict[str, Any], iam: Any) -> Keys:
         name = f"{name}-{uuid.uuid4().hex[:8]}"
@@ -243,7 +254,7 @@ def without_aws(environ: dict[str, str]) -> dict[str, str]:
 
 
 def requests(log: Path) -> list[str]:
-    """The requests written to a server's log so far, as `METHOD /bucket/key?query [If-None-Match: *]`."""
+    """The requests written to a server's log so far, as `METHOD /bucket/key?query [If-None-Match: *] [Range: A-B]`."""
     return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
 
 

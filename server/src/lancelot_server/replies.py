@@ -63,6 +63,14 @@ class SearchReply(TypedDict):
     hits: list[SearchHit]
 
 
+class Cache(TypedDict):
+    """What the server keeps of its tables in memory, for every table: at most `boundBytes` (LANCELOT_CACHE_MB;
+    0: Lance's own defaults), `usedBytes` now."""
+
+    boundBytes: int
+    usedBytes: int
+
+
 class DatabaseStatus(TypedDict):
     """`tables`: every table the database holds that the caller may see, served or not; `error`: why it cannot
     be read; `note`: what works now but may not elsewhere (a relative LANCEDB_PATH)."""
@@ -72,6 +80,7 @@ class DatabaseStatus(TypedDict):
     tables: list[str]
     error: NotRequired[str]
     note: NotRequired[str]
+    cache: NotRequired[Cache]
 
 
 class Coverage(TypedDict):

@@ -17,6 +17,7 @@ from lancelot_server import __version__
 from lancelot_server.errors import LancelotError, TableNotFound, VectorSearchUnavailable, shown
 from lancelot_server.reading import documents
 from lancelot_server.replies import (
+    Cache,
     DatabaseStatus,
     EmbeddingStatus,
     SearchType,
@@ -54,6 +55,8 @@ def report(settings: Settings, store: Store, tables: Tables, modes: Modes) -> St
         described = {name: _table(settings, store, tables, modes, name) for name in names}
         listed = [status for status, _ in described.values()]
         table, vectors = described[default]
+    bound, used = store.cache()  # after the tables were described: what reading them cost too
+    database["cache"] = Cache(boundBytes=bound, usedBytes=used)
     if vectors is not None:
         embedding["note"] = f"{vectors}; vector and hybrid search fall back to text search"
     return StatusReply(

@@ -19,6 +19,9 @@ DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 # round trip of tens of milliseconds to S3), so not every query; well under the indexer's two-minute grace
 # before an old version may be deleted, so a reader never holds one that is gone.
 DEFAULT_REFRESH_SECONDS = 10.0
+# What a server keeps of its tables in memory (Lance's index and metadata caches), in MiB: the full-text indexes of
+# the PostgreSQL manual (9,116 passages) take 7 MiB, so this holds those of about 300,000 passages.
+DEFAULT_CACHE_MB = 256
 
 # Every setting, by its environment name, with its default (None: no default).
 DEFAULTS: dict[str, str | None] = {
@@ -43,6 +46,8 @@ DEFAULTS: dict[str, str | None] = {
     "LANCELOT_ALLOW_UNAUTHENTICATED": None,
     # Object storage (storage.py): a database on s3:// is looked for anew at most this often, in seconds.
     "LANCELOT_REFRESH_SECONDS": "10",
+    # What a server keeps of its tables in memory, in MiB (0: Lance's own defaults, nothing loaded ahead).
+    "LANCELOT_CACHE_MB": str(DEFAULT_CACHE_MB),
     # The AWS SDKs' names for an S3-compatible server and the region; credentials are left to Lance's chain.
     "AWS_ENDPOINT_URL_S3": None,
     "AWS_ENDPOINT_URL": None,
@@ -115,6 +120,7 @@ class Storage:
     endpoint: str | None = None  # AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL (MinIO, Ceph, R2, a test server)
     region: str | None = None  # AWS_REGION, else AWS_DEFAULT_REGION
     refresh_seconds: float = DEFAULT_REFRESH_SECONDS  # LANCELOT_REFRESH_SECONDS
+    cache_mb: int = DEFAULT_CACHE_MB  # LANCELOT_CACHE_MB
 
 
 @dataclass(frozen=True)
@@ -161,6 +167,7 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
             values[name], origins[name] = None, "unset"
     db_path = values["LANCEDB_PATH"]
     refresh, problem = _seconds("LANCELOT_REFRESH_SECONDS", values["LANCELOT_REFRESH_SECONDS"])
+    cache_mb, cache_problem = _mebibytes("LANCELOT_CACHE_MB", values["LANCELOT_CACHE_MB"])
     return Settings(
         # A URI stays as written (Path would fold s3:// into s3:/); storage.locate says what it names.
         db_path=(db_path if "://" in db_path else str(Path(db_path).expanduser())) if db_path else None,
@@ -186,9 +193,10 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
             endpoint=values["AWS_ENDPOINT_URL_S3"] or values["AWS_ENDPOINT_URL"],
             region=values["AWS_REGION"] or values["AWS_DEFAULT_REGION"],
             refresh_seconds=refresh,
+            cache_mb=cache_mb,
         ),
         origins=origins,
-        warnings=(problem,) if problem else (),
+        warnings=tuple(warning for warning in (problem, cache_problem) if warning),
     )
 
 
@@ -203,6 +211,14 @@ def _seconds(name: str, value: str | None) -> tuple[float, str | None]:
             f"{name}={value!r} is not a number of seconds (0 or more); using {DEFAULT_REFRESH_SECONDS:g}."
         )
     return seconds, None
+
+
+def _mebibytes(name: str, value: str | None) -> tuple[int, str | None]:
+    """A whole number of MiB, 0 or more; a value that is not one is replaced by the default, with a warning."""
+    text = (value or "").strip()
+    if value is None or (text.isascii() and text.isdigit()):
+        return (int(text) if value is not None else DEFAULT_CACHE_MB), None
+    return DEFAULT_CACHE_MB, f"{name}={value!r} is not a whole number of MiB (0 or more); using {DEFAULT_CACHE_MB}."
 
 
 def load(environ: Mapping[str, str]) -> Settings:

@@ -24,11 +24,11 @@ def gated_open(monkeypatch):
     gate, entered, opened = threading.Event(), threading.Event(), []
     real_open = lance_table.LanceTable.open
 
-    def held(uri, options, refresh):
+    def held(uri, *arguments):
         entered.set()
         assert gate.wait(30), "the gate was never opened"
         opened.append(uri)
-        return real_open(uri, options, refresh)
+        return real_open(uri, *arguments)
 
     monkeypatch.setattr(lance_table.LanceTable, "open", staticmethod(held))
     return gate, entered, opened

@@ -134,7 +134,9 @@ def _ranked(
 
     `fetch(count, columns)` runs the query for its best `count` rows, with their row ids. It reads only what ranks
     them (score, source, id); the chosen rows alone are then read whole, which costs less than reading every
-    column of the whole pool (docs/decisions.md, "Cold start"). The table is pinned to one version
+    column of the whole pool (docs/decisions.md, "Cold start"). On object storage it also reads the columns a hit
+    shows but its text (`short_columns`), and only the chosen rows' texts are read after: a round trip fewer
+    (docs/decisions.md, "Object storage: Lance's session"). The table is pinned to one version
     (`LanceTable.pinned`), so the ids found are the ids read.
     With a prefix, a cap or `evidence`, more than `limit` rows are fetched, four times more each round, until
     enough pass or the ranking runs out: the cap never shortens a reply while other documents still match.
@@ -146,7 +148,9 @@ def _ranked(
     want = max(wanted.limit * 4, POOL) if filtered else wanted.limit
     sign = 1 if lower_is_better else -1
     named = [*table_layout.documents, *table_layout.sources, *([table_layout.id] if table_layout.id else [])]
-    keys = list(dict.fromkeys([*named, score_column]))
+    # On object storage the rows' other columns come with the ranking, in its requests: a round trip fewer.
+    known = short_columns(table_layout) if table.remote else []
+    keys = list(dict.fromkeys([*named, *known, score_column]))
     while True:
         rows = fetch(want, keys).to_pylist()
         if evidence:
@@ -154,17 +158,29 @@ def _ranked(
         rows.sort(key=lambda row: (sign * row[score_column], str(row.get(table_layout.id or "", ""))))
         kept = capped([row for row in rows if keep(row)], wanted.per_document, wanted.limit, _document(table_layout))
         if len(kept) >= wanted.limit or len(rows) < want:
-            return read_hits(table, table_layout, [(row[ROW_ID], row[score_column]) for row in kept])
+            ranked = [(row[ROW_ID], row[score_column]) for row in kept]
+            return read_hits(table, table_layout, ranked, kept if known else None)
         want *= 4
 
 
-def read_hits(table: Any, table_layout: Layout, ranked: list[tuple[int, float]]) -> list[Hit]:
-    """The hits of the rows ranked as `(row id, score)`, read whole, in that order; a row the table no longer
-    holds is left out."""
+def short_columns(table_layout: Layout) -> list[str]:
+    """The columns a hit shows but its text: read for the whole ranked pool, which the texts would make long."""
+    return [name for name in hit_columns(table_layout) if name != table_layout.text]
+
+
+def read_hits(
+    table: Any, table_layout: Layout, ranked: list[tuple[int, float]], known: list[dict[str, Any]] | None = None
+) -> list[Hit]:
+    """The hits of the rows ranked as `(row id, score)`, in that order; a row the table no longer holds is left out.
+    Rows read whole, or only their text where `known` holds the rest (`short_columns`, with their row ids)."""
     if not ranked:
         return []
-    taken = table.take_row_ids([row_id for row_id, _ in ranked]).select(hit_columns(table_layout)).with_row_id()
+    columns = [table_layout.text] if known is not None else hit_columns(table_layout)
+    taken = table.take_row_ids([row_id for row_id, _ in ranked]).select(columns).with_row_id()
     whole = {row[ROW_ID]: row for row in taken.to_arrow().to_pylist()}
+    for row in known or ():
+        if row[ROW_ID] in whole:
+            whole[row[ROW_ID]] = {**row, **whole[row[ROW_ID]]}
     return [to_hit(whole[row_id], table_layout, score) for row_id, score in ranked if row_id in whole]
 
 

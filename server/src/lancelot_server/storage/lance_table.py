@@ -14,6 +14,12 @@ of it (docs/decisions.md, "Cold start"); so the server opens the dataset itself:
 Conditions are pyarrow expressions (`pyarrow.compute.field`, `scalar`: values stay data, Lance reads them
 through Substrait). Nothing here writes: the class has no method that commits.
 
+What does not change between versions is kept in memory across queries by Lance itself: one `lance.Session` per
+server (`session`), shared by every table and version, holds the index parts and file metadata read (keyed by
+the files' names, which a new version changes only where it changed something), within LANCELOT_CACHE_MB. On
+object storage a table's full-text indexes are also loaded into it whole as it opens and when a version brings
+new ones (`preload`): a warm search then reads only its hits' rows (docs/benchmarks.md, "Object storage").
+
 Freshness is lancedb's `read_consistency_interval`: before a read, the latest version is looked up once
 `refresh` has passed since the last look (zero: every read), so a table that lancelot-index rebuilt is served
 at the next call. A version is a snapshot: a read sees the old table or the new one, never a mix.
@@ -24,12 +30,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 import lance
 import pyarrow as pa
+import structlog
 from lance.file import LanceFileSession
 
 from lancelot_schema.folders import TABLE_SUFFIX
@@ -38,8 +46,18 @@ from lancelot_schema.folders import TABLE_SUFFIX
 _INDEX_TYPES = {"Inverted": "FTS"}
 # lancedb's default number of rows of a query without a limit.
 DEFAULT_LIMIT = 10
+# Of LANCELOT_CACHE_MB, what Lance's metadata cache (manifests, file footers, index descriptions) and its index
+# cache may hold: a quarter is left over, because Lance's caches evict only after they grow past their capacity
+# (measured: 1.22 times the capacity given, tests/server/storage/test_lance_table_s3.py).
+METADATA_SHARE = 8
+INDEX_SHARE = 5 / 8
+# What a full-text index takes in the cache, loaded whole, per byte of its files: 2.7 measured on the PostgreSQL
+# manual's three (2.6 MiB of files, 7.0 MiB in the cache).
+CACHED_PER_STORED_BYTE = 3
 
 T = TypeVar("T")
+
+log = structlog.get_logger("lancelot.store")
 
 
 def table_names(uri: str, options: dict[str, str]) -> list[str]:
@@ -49,6 +67,49 @@ def table_names(uri: str, options: dict[str, str]) -> list[str]:
     listed = LanceFileSession(base, storage_options=options or None).list_with_delimiter()
     found = (prefix.rstrip("/").rsplit("/", 1)[-1] for prefix in listed.common_prefixes)
     return sorted(name[: -len(TABLE_SUFFIX)] for name in found if name.endswith(TABLE_SUFFIX) and name != TABLE_SUFFIX)
+
+
+def session(bound_bytes: int) -> Any:
+    """The one Lance session of a server: its index and metadata caches within `bound_bytes` in all; None (each
+    dataset with Lance's default caches) when the bound is 0."""
+    if bound_bytes <= 0:
+        return None
+    metadata, index = bound_bytes // METADATA_SHARE, int(bound_bytes * INDEX_SHARE)
+    # pylance exports Session without listing it in __all__.
+    return lance.Session(index_cache_size_bytes=index, metadata_cache_size_bytes=metadata)  # type: ignore[attr-defined]
+
+
+def preload(dataset: Any, bound_bytes: int, loaded: set[str]) -> list[str]:
+    """Load the full-text indexes of `dataset` whole into its session's cache, all at once (each is read in
+    parallel with the others), skipping those whose files were loaded before (`loaded`, index segment ids, grows)
+    and those that would take the cache past half its bound, so that what queries read keeps room: an index too
+    large is never read whole only to be refused. The indexes loaded, named."""
+    room = bound_bytes // 2 - dataset.session().size_bytes()
+    wanted = {}
+    for described in dataset.describe_indices():
+        segments = {str(segment.uuid) for segment in described.segments}
+        need = CACHED_PER_STORED_BYTE * int(described.total_size_bytes or 0)
+        if described.index_type == "Inverted" and not segments <= loaded and need <= room:
+            wanted[described.name] = segments
+            room -= need
+    if wanted:
+        with ThreadPoolExecutor(len(wanted), thread_name_prefix="lancelot-preload") as pool:
+            done = list(pool.map(lambda name: _prewarmed(dataset, name), wanted))
+        wanted = {name: segments for (name, segments), ok in zip(wanted.items(), done, strict=True) if ok}
+    for segments in wanted.values():
+        loaded |= segments
+    return list(wanted)
+
+
+def _prewarmed(dataset: Any, name: str) -> bool:
+    """Whether index `name` is now in the cache whole. An index that does not fit (Lance then refuses), or a bucket
+    that failed, is left to be read as queries need it: the query that meets the failure reports it."""
+    try:
+        dataset.prewarm_index(name)
+    except Exception as exc:
+        log.info("index not loaded ahead", index=name, reason=str(exc)[:300])
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -65,18 +126,30 @@ class Index:
 class LanceTable:
     """One table, opened once; the dataset is swapped for its latest version as `refresh` says."""
 
-    def __init__(self, dataset: Any, refresh: timedelta) -> None:
+    def __init__(self, dataset: Any, refresh: timedelta, preload_bytes: int = 0) -> None:
         self._dataset = dataset
+        # Object storage, where each read is a request: a search reads fewer, larger parts (`search.core._ranked`).
+        self.remote = "://" in str(dataset.uri)
         self._refresh = refresh.total_seconds()
         self._checked = time.monotonic()
         self._lock = threading.Lock()
         # What was derived from the latest version (its indexes described, its layout), by version: shared with
         # the pinned copies, which are the ones that ask (one per request).
         self._kept: dict[int, dict[Hashable, Any]] = {}
+        # Object storage: the bound the full-text indexes are loaded within (0: never), and those loaded.
+        self._preload_bytes = preload_bytes
+        self._loaded: set[str] = set()
+        if preload_bytes:
+            preload(dataset, preload_bytes, self._loaded)
 
     @classmethod
-    def open(cls, uri: str, options: dict[str, str], refresh: timedelta) -> LanceTable:
-        return cls(lance.dataset(uri, storage_options=options or None), refresh)
+    def open(
+        cls, uri: str, options: dict[str, str], refresh: timedelta, session: Any = None, preload_bytes: int = 0
+    ) -> LanceTable:
+        """`session`: the server's (`session()`); `preload_bytes`: its bound, to load the full-text indexes within
+        (object storage), or 0."""
+        dataset = lance.dataset(uri, storage_options=options or None, session=session)
+        return cls(dataset, refresh, preload_bytes if session is not None else 0)
 
     def to_lance(self) -> Any:
         """The dataset at the version reads now see (checked for a newer one as `refresh` says)."""
@@ -85,6 +158,8 @@ class LanceTable:
                 latest = self._dataset.latest_version  # fails once the table's files are gone
                 if latest != self._dataset.version:
                     self._dataset = self._dataset.checkout_version(latest)
+                    if self._preload_bytes:  # a rebuild's new indexes; those it kept are in the cache already
+                        preload(self._dataset, self._preload_bytes, self._loaded)
                 self._checked = time.monotonic()
             return self._dataset
 

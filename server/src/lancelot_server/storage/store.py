@@ -12,14 +12,12 @@ its handle for queries; nothing here (or anywhere in the server) writes. Tables 
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import structlog
@@ -37,6 +35,8 @@ from lancelot_server.errors import (
     shown,
 )
 from lancelot_server.storage import database_folder
+from lancelot_server.storage.damage import Damage as Damage
+from lancelot_server.storage.damage import damage as damage
 
 # Zero on a folder: every query checks for a newer table version first, so a table that lancelot-index
 # rebuilt is served at the very next call. The check is a small metadata read; LanceDB commits a version
@@ -123,47 +123,7 @@ def _vector_widths(schema: Any) -> dict[str, int]:
     return {**ours, **found}
 
 
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
-
 UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
-
-
-@dataclass(frozen=True)
-class Damage:
-    """What the table's current version names but the disk lacks; empty when the table is whole."""
-
-    missing: tuple[str, ...] = ()  # data and deletion files, relative to the table folder
-    unindexed: tuple[str, ...] = ()  # columns whose index folder is missing or empty
-
-    def index_broken(self, column: str) -> bool:
-        return column in self.unindexed
-
-
-def damage(handle: Any) -> Damage:
-    """Check that every file the current version lists is on disk: a stat per file, no data read.
-
-    A folder copied in part, or files deleted by hand, otherwise surface only as Lance's `Not found`
-    in the middle of a query. Index files are not listed in the manifest, only their folder per segment.
-    """
-    dataset = handle.to_lance()
-    if _URL.match(dataset.uri):
-        # On object storage this would be a request per file; a missing object is reported by the read itself.
-        return Damage()
-    root = Path(dataset.uri)
-    missing: list[str] = []
-    for fragment in dataset.get_fragments():
-        meta = fragment.metadata
-        # A file with a base_id lives under another base path (multi-base tables); not ours to resolve.
-        paths = [f"data/{file.path}" for file in meta.files if file.base_id is None]
-        if meta.deletion_file is not None:
-            paths.append(meta.deletion_file.path(meta.id))
-        missing.extend(path for path in paths if not (root / path).is_file())
-    unindexed: list[str] = []
-    for index in dataset.describe_indices():
-        folders = [root / "_indices" / segment.uuid for segment in index.segments]
-        if any(not folder.is_dir() or not any(folder.iterdir()) for folder in folders):
-            unindexed.extend(index.field_names)
-    return Damage(tuple(missing), tuple(unindexed))
 
 
 def describe(schema: Any, text_column: str, table: str) -> Layout:
@@ -228,6 +188,9 @@ class Store:
         self.location: Location | None = None
         self._refused: str | None = None
         self._preparing: threading.Thread | None = None
+        # Lance's caches, one session for every table (`lance_table.session`), made with the first table opened.
+        self.cache_bytes = (storage or Storage()).cache_mb * 1024 * 1024
+        self._session: Any = None
         if db_path is not None:
             try:
                 self.location = storage_module.locate(db_path, storage)
@@ -362,11 +325,18 @@ class Store:
         if name not in self.table_names():
             raise TableNotFound(self._missing_table(name))
         location = self._located()
-        from lancelot_server.storage.lance_table import LanceTable
+        from lancelot_server.storage import lance_table
 
+        with self._lock:
+            if self._session is None:
+                self._session = lance_table.session(self.cache_bytes)
+        # A folder is read through the operating system's page cache: nothing is loaded ahead there.
+        preload = 0 if location.local else self.cache_bytes
         try:
             with self.reading():
-                handle = LanceTable.open(location.table_uri(name), dict(location.options), _consistency(location))
+                handle = lance_table.LanceTable.open(
+                    location.table_uri(name), dict(location.options), _consistency(location), self._session, preload
+                )
         except (FileNotFoundError, ValueError) as exc:
             # Listed but unreadable: a damaged folder, or one dropped since the listing.
             if name not in self.table_names():
@@ -380,6 +350,12 @@ class Store:
         """The tables opened so far, by name, without opening or listing anything."""
         with self._lock:
             return dict(self._tables)
+
+    def cache(self) -> tuple[int, int]:
+        """What Lance's caches may hold (LANCELOT_CACHE_MB, in bytes) and hold now, for every table served."""
+        with self._lock:
+            session = self._session
+        return self.cache_bytes, int(session.size_bytes()) if session is not None else 0
 
     def unreadable(self, name: str, found: Damage | None = None) -> TableLayoutError:
         detail = ""
