@@ -173,7 +173,10 @@ def test_status_gives_the_exclude_patterns_as_a_list_and_answers_despite_a_damag
     assert not result.is_error, result.content[0].text
     documents, damaged = result.structured_content["tables"]
     assert documents["metadata"]["exclude"] == ["drafts/*", 'odd "name",1']
-    assert documents["metadata"]["chunk_size"] == "1200" and documents["metadata"]["layout_version"] == "5"
+    assert (
+        documents["metadata"]["chunk_size"] == "1200"
+        and documents["metadata"]["layout_version"] == layout.LAYOUT_VERSION
+    )
     assert "note" not in documents
     assert "exclude" not in damaged["metadata"] and damaged["metadata"]["chunk_size"] == "1200"
     assert damaged["note"] == (
