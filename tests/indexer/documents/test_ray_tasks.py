@@ -4,6 +4,7 @@ the changed files. One real local Ray (2 CPUs) for the module: starting one cost
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,7 @@ import lance
 import pytest
 import ray
 from ray import cloudpickle
-from tests.indexer.conftest import make_docs
+from tests.indexer.conftest import kill_at_first_write, make_docs, write_big_text
 from tests.support.documents import Line, make_pdf
 
 from lancelot_indexer.documents import ray_tasks
@@ -26,6 +27,7 @@ from lancelot_indexer.pipeline import Options, Report, build
 from lancelot_schema import layout
 
 ROOT = Path(__file__).resolve().parents[3]
+BIN = Path(sys.executable).parent
 
 pytestmark = [
     pytest.mark.xdist_group("ray"),
@@ -55,6 +57,10 @@ def folder(root: Path) -> Path:
         (docs / "pages" / f"page{number:02}.md").parent.mkdir(exist_ok=True)
         (docs / "pages" / f"page{number:02}.md").write_text(f"# Page {number}\n\nAbout cogs {number}.\n", "utf-8")
     return docs
+
+
+# The files of `folder` that are skipped once read: each run reads them again, as a local run does.
+UNUSABLE = ["binary.txt", "cut.pdf", "empty.md"]
 
 
 def table(db: Path) -> tuple[list[dict], list[tuple], dict[bytes, bytes]]:
@@ -116,7 +122,7 @@ def test_a_rebuild_sends_ray_only_the_changed_files_and_gives_the_full_builds_ta
     assert read_in_tasks(log) == walked_files
     # Files skipped are read again each run, as locally (they may have been mended): those, and the changed.
     unusable = sorted(set(walked_files) & {relative for relative, _ in reasons(first)})
-    assert unusable == ["binary.txt", "cut.pdf", "empty.md"]
+    assert unusable == UNUSABLE
     (docs / "pages" / "page07.md").write_text("# Page 7\n\nNew text about pinions.\n", encoding="utf-8")
     (docs / "added.md").write_text("# Added\n\nA brand new quokka page.\n", encoding="utf-8")
     (docs / "UPPER.TXT").unlink()
@@ -127,6 +133,26 @@ def test_a_rebuild_sends_ray_only_the_changed_files_and_gives_the_full_builds_ta
     assert read_in_tasks(log) == unusable
     build(docs, tmp_path / "fresh")
     assert table(db)[:2] == table(tmp_path / "fresh")[:2]
+
+
+def test_a_driver_killed_while_writing_leaves_the_table_serving_and_the_next_run_finishes(tmp_path):
+    docs, db = folder(tmp_path / "docs"), tmp_path / "db"
+    write_big_text(docs / "big.txt", 4 * 1024 * 1024)
+    build(docs, db, Options(ray=ray_tasks.LOCAL))
+    before = table(db)
+    write_big_text(docs / "big.txt", 12 * 1024 * 1024)  # a large change: a long write to kill
+    (docs / "pages" / "page01.md").unlink()
+    # A driver of its own, joining this module's Ray as it would a cluster's: the cluster outlives it.
+    address = ray.get_runtime_context().gcs_address
+    command = [BIN / "lancelot-index", "--quiet", docs, db, "--ray", address]
+    status = kill_at_first_write(command, db / "documents.lance")
+    assert status == -signal.SIGKILL, "the indexer finished before it could be killed"
+    assert table(db) == before
+    report = build(docs, db, Options(ray=ray_tasks.LOCAL))
+    assert (report.read, report.removed) == (1, 1)  # big.txt; the unusable files are read, and skipped again
+    build(docs, tmp_path / "fresh")
+    assert table(db)[:2] == table(tmp_path / "fresh")[:2]
+    assert not list((db / "documents.lance").rglob(".tmp*"))
 
 
 def found(tmp_path: Path, names: list[str]) -> list[Found]:
