@@ -16,15 +16,19 @@ import lance
 import pytest
 import ray
 from ray import cloudpickle
+from tests.e2e.stdio_server import searches_during_rebuilds
 from tests.indexer.conftest import kill_at_first_write, make_docs, write_big_text
+from tests.server import corpus
 from tests.support.documents import Line, make_pdf
+from tests.support.s3_server import REGION
 
 from lancelot_indexer.documents import ray_tasks
 from lancelot_indexer.documents.collect import read_document, walked
 from lancelot_indexer.documents.walk import Found
 from lancelot_indexer.documents.workers import over_time
 from lancelot_indexer.pipeline import Options, Report, build
-from lancelot_schema import layout
+from lancelot_schema import layout, storage
+from lancelot_schema.settings import Storage
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
@@ -63,10 +67,11 @@ def folder(root: Path) -> Path:
 UNUSABLE = ["binary.txt", "cut.pdf", "empty.md"]
 
 
-def table(db: Path) -> tuple[list[dict], list[tuple], dict[bytes, bytes]]:
+def table(db: Path | storage.Location) -> tuple[list[dict], list[tuple], dict[bytes, bytes]]:
     """A table's rows by id, its indexes (name, columns, kind, rows, settings) and its stamps but the time it
     was built."""
-    dataset = lance.dataset(db / "documents.lance")
+    location = storage.locate(str(db)) if isinstance(db, Path) else db
+    dataset = lance.dataset(location.table_uri("documents"), storage_options=dict(location.options))
     rows = sorted(dataset.to_table().to_pylist(), key=lambda row: row[layout.ID])
     indexes = sorted(
         (index.name, index.field_names, index.index_type, index.num_rows_indexed, str(index.details))
@@ -93,6 +98,19 @@ def test_the_table_built_on_ray_is_the_local_indexers_row_by_row_with_its_indexe
     assert reasons(on_ray) == reasons(local)
     assert dict(reasons(on_ray))["cut.pdf"].startswith("damaged or not a PDF (")
     assert on_ray.windows_1252 == local.windows_1252 == ["legacy.txt"]
+
+
+def test_a_table_on_a_bucket_built_on_ray_is_the_one_a_local_run_writes_in_a_folder(s3_server, aws_env, tmp_path):
+    aws_env(s3_server.env())  # the driver writes: only it needs the bucket's keys
+    bucket = storage.locate(f"s3://{s3_server.bucket()}/db", Storage(endpoint=s3_server.endpoint, region=REGION))
+    docs = folder(tmp_path / "docs")
+    on_ray = build(docs, bucket, Options(ray=ray_tasks.LOCAL))
+    local = build(docs, tmp_path / "local")
+    assert table(bucket) == table(tmp_path / "local")
+    assert reasons(on_ray) == reasons(local)
+    (docs / "added.md").write_text("# Added\n\nA brand new quokka page.\n", encoding="utf-8")
+    again = build(docs, bucket, Options(ray=ray_tasks.LOCAL))
+    assert (again.read, again.kept) == (1, on_ray.documents)
 
 
 def counting(log: Path):
@@ -153,6 +171,12 @@ def test_a_driver_killed_while_writing_leaves_the_table_serving_and_the_next_run
     build(docs, tmp_path / "fresh")
     assert table(db)[:2] == table(tmp_path / "fresh")[:2]
     assert not list((db / "documents.lance").rglob(".tmp*"))
+
+
+def test_searches_through_the_real_server_during_ray_rebuilds_never_err_and_see_whole_tables(tmp_path):
+    docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
+    build(docs, db, Options(ray=ray_tasks.LOCAL))
+    searches_during_rebuilds(docs, db, lambda: build(docs, db, Options(ray=ray_tasks.LOCAL)), rebuilds=3)
 
 
 def found(tmp_path: Path, names: list[str]) -> list[Found]:
