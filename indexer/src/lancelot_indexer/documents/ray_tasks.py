@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import socket
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +41,7 @@ BATCH_FILES = 64
 # Tasks queued for each CPU of the cluster: every worker has its next batch waiting, and the outcomes held
 # in Ray's object store for the driver stay a few batches a CPU.
 AHEAD = 4
+_CONNECT = 10.0  # seconds a head's GCS port may take to take a connection
 
 
 def address_problem(address: str) -> str | None:
@@ -50,6 +52,20 @@ def address_problem(address: str) -> str | None:
     if "://" not in address and colon and host and port.isdigit():
         return None  # a head node's GCS address, HOST:6379, from a machine of the cluster
     return f"{address!r} is no Ray address: give auto, ray://HEAD:10001 or HOST:PORT, or no ADDRESS for a Ray here."
+
+
+def _reachable(address: str) -> None:
+    """A head's HOST:PORT that takes no connection is said at once: Ray would wait for it without end."""
+    host, colon, port = address.rpartition(":")
+    if "://" in address or not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT).close()
+    except OSError as exc:
+        raise ClusterError(
+            f"Nothing answers at {address} ({exc.strerror or exc}): give the address of a running Ray head "
+            "(its GCS port, 6379 by default), or ray://HEAD:10001, or auto on a node of the cluster."
+        ) from None
 
 
 def _read_files(read: Callable[[Found], Outcome], files: Sequence[Found]) -> list[Outcome]:
@@ -95,6 +111,7 @@ class Cluster:
         except ImportError:
             raise ClusterError(f"--ray needs the optional 'ray' extra: {formats.extra_command('ray')}") from None
         if not ray.is_initialized():
+            _reachable(self._address)
             try:
                 with warnings.catch_warnings():
                     # Ray forks only to exec its own processes (GCS, raylet, workers), which never touch Lance.
