@@ -3,8 +3,12 @@ that only strips the same pages with BeautifulSoup's html.parser and get_text(),
 same work with none of Lancelot's code (bench/index_floor.py), the floor no pipeline on Lance can go under; then the
 best ratio that floor allows. The other parts are bench/index_incremental.py's.
 
-    scripts/bench-index [ROUNDS] [PART ...]   (ROUNDS default 3; PART: speed incremental noop memory fts,
-                                              default all but fts, run in that order with speed last)
+    scripts/bench-index [ROUNDS] [PART ...]   (ROUNDS default 3; PART: speed incremental noop memory fts ray,
+                                              default all but fts and ray, run in that order with speed last)
+
+`ray`: copies of the manual holding at least 100,000 passages, indexed with --ray (a Ray started on this
+machine, one CPU a core) against the local indexer, alternating round by round, the best round of each; and
+what starting and ending a Ray costs here, the overhead a run on a cluster that is already up does not pay.
 
 For speed, lancelot-index and Lance alone alternate round by round, so that a change of load hits both, and the
 best round of each side counts, as the reference's best round does. beautifulsoup4 lives in a throwaway venv
@@ -22,7 +26,17 @@ from bench import common, index_floor, index_incremental
 
 WORK = common.WORK / "index"
 DOCS = common.POSTGRES_MANUAL
-PARTS = ("speed", *index_incremental.PARTS)
+PARTS = ("speed", *index_incremental.PARTS, "ray")
+RAY_PASSAGES = 100_000
+# Run in a fresh interpreter: the seconds Ray takes to start on this machine and to shut down again.
+RAY_START = r"""
+import json, sys, time
+import ray
+started = time.perf_counter()
+ray.init(address="local", include_dashboard=False, log_to_driver=False)
+ray.shutdown()
+print(json.dumps({"seconds": time.perf_counter() - started, "version": ray.__version__}))
+"""
 DEFAULT_PARTS = ("speed", "incremental", "noop", "memory")
 
 # Run by the reference's venv: the best of ROUNDS passes of BeautifulSoup over every page of DOCS.
@@ -74,6 +88,30 @@ def speed(rounds: int) -> None:
     print(f"lancelot-index / Lance alone: {best / floor['total']:.2f}x (target: at most 1.3x)")
 
 
+def on_ray(rounds: int) -> None:
+    docs = common.copies_for(RAY_PASSAGES, {"": DOCS}, WORK / "ray-docs")
+    local_db, ray_db = WORK / "ray-local-db", WORK / "ray-db"
+    local, distributed = [], []
+    for _ in range(rounds):
+        for db, times, options in ((local_db, local, ()), (ray_db, distributed, ("--ray",))):
+            shutil.rmtree(db, ignore_errors=True)
+            times.append(common.index(docs, db, "--quiet", *options)[0])
+    start = json.loads(
+        subprocess.run(
+            [str(common.BIN / "python"), "-c", RAY_START], capture_output=True, text=True, check=True
+        ).stdout.splitlines()[-1]
+    )
+    passages, best, theirs = common.rows(ray_db), min(distributed), min(local)
+    assert passages == common.rows(local_db)
+    print(f"--ray: {passages:,} passages ({docs}), Ray {start['version']} on this machine")
+    print(f"lancelot-index, local worker processes: {theirs:.2f} s")
+    print(f"lancelot-index --ray, a Ray started by the run: {best:.2f} s ({best / theirs:.2f}x the local run)")
+    print(
+        f"of which starting and ending Ray alone: {start['seconds']:.2f} s; "
+        f"without it {(best - start['seconds']) / theirs:.2f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="scripts/bench-index", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -88,7 +126,10 @@ def main() -> None:
         parser.error(f"unknown part {', '.join(unknown)}: the parts are {', '.join(PARTS)}, after ROUNDS")
     WORK.mkdir(parents=True, exist_ok=True)
     for part in parts:
-        if part != "speed":
+        if part == "ray":
+            print()
+            on_ray(rounds)
+        elif part != "speed":
             print()
             index_incremental.PARTS[part](rounds)
     if "speed" in parts:

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["lancedb", "openai", "pyarrow", "lance", "numpy", "pandas"]
+HEAVY = ["lancedb", "openai", "pyarrow", "lance", "numpy", "pandas", "ray"]
 
 
 def imported_after(statement: str) -> set[str]:

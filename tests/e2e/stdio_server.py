@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,3 +54,43 @@ def serve_logged(
 
 async def call(client: Client, name: str, arguments: dict[str, Any] | None = None) -> Any:
     return await client.call_tool(name, arguments or {})
+
+
+def searches_during_rebuilds(
+    docs: Path, db: Path, rebuild: Callable[[], None], *, searches: int = 25, rebuilds: int = 0
+) -> list[Any]:
+    """Search `db` (built from `tests.server.corpus`'s documents) through a real stdio server while a thread
+    rebuilds it over and over, adding or removing `docs/extra.md` before each `rebuild()`: at least `searches`
+    searches, and on until `rebuilds` rebuilds are done. Every search's result, each checked whole: no error,
+    and the hits of the table before a rebuild or after it, never of half a table."""
+    stop, done = threading.Event(), []
+
+    def again() -> None:
+        extra = docs / "extra.md"
+        while not stop.is_set():
+            if extra.exists():
+                extra.unlink()
+            else:
+                extra.write_text("# Extra\n\nThe workshop lends pumps.\n", encoding="utf-8")
+            rebuild()
+            done.append(True)
+
+    async def session(client: Client) -> list[Any]:
+        results = []
+        while len(results) < searches or (len(done) < rebuilds and len(results) < 2000):
+            results.append(await call(client, "lancedb_search", {"query": "workshop", "mode": "text", "limit": 50}))
+        return results
+
+    writer = threading.Thread(target=again)
+    writer.start()
+    try:
+        results = serve(db, session)
+    finally:
+        stop.set()
+        writer.join()
+    assert len(done) >= rebuilds
+    for result in results:
+        assert not result.is_error, result.content[0].text
+        sources = {hit["source"] for hit in result.structured_content["hits"]}
+        assert "hours.html" in sources and sources <= {"hours.html", "extra.md"}
+    return results

@@ -9,7 +9,7 @@ import threading
 
 import jsonschema
 import lance
-from tests.e2e.stdio_server import LANCELOT, call, serve, serve_logged
+from tests.e2e.stdio_server import LANCELOT, call, searches_during_rebuilds, serve, serve_logged
 from tests.server import corpus
 
 from lancelot_schema import layout
@@ -206,34 +206,7 @@ def test_a_rebuild_is_seen_at_the_next_call_without_a_restart(tmp_path):
 def test_searches_during_rebuilds_see_a_whole_table(tmp_path):
     docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
     corpus.index(docs, db)
-    stop = threading.Event()
-
-    def rebuild():
-        extra = docs / "extra.md"
-        while not stop.is_set():
-            if extra.exists():
-                extra.unlink()
-            else:
-                extra.write_text("# Extra\n\nThe workshop lends pumps.\n", encoding="utf-8")
-            corpus.index(docs, db)
-
-    async def session(client):
-        results = []
-        for _ in range(25):
-            results.append(await call(client, "lancedb_search", {"query": "workshop", "mode": "text", "limit": 50}))
-        return results
-
-    writer = threading.Thread(target=rebuild)
-    writer.start()
-    try:
-        results = serve(db, session)
-    finally:
-        stop.set()
-        writer.join()
-    for result in results:
-        assert not result.is_error, result.content[0].text
-        sources = {hit["source"] for hit in result.structured_content["hits"]}
-        assert "hours.html" in sources and sources <= {"hours.html", "extra.md"}
+    searches_during_rebuilds(docs, db, lambda: corpus.index(docs, db))
 
 
 def _frame(number, method, params=None):

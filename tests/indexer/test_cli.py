@@ -193,12 +193,12 @@ def test_the_session_database_fixture_is_searchable(indexed_db):
     assert table.search("puncture", query_type="fts", fts_columns="text").limit(1).to_list()
 
 
-# Whether structlog was imported by the run, printed after it; a fresh process, since tests import it.
+# Whether structlog and Ray were imported by the run, printed after it; a fresh process, since tests import them.
 QUIET_RUN = """
 import sys
 from lancelot_indexer.cli import main
 main(["--quiet", sys.argv[1], sys.argv[2]], standalone_mode=False)
-print("structlog" in sys.modules)
+print(sorted(name for name in ("ray", "structlog") if name in sys.modules))
 """
 
 
@@ -207,10 +207,10 @@ def test_a_quiet_clean_run_never_imports_structlog_and_warnings_still_reach_stde
     clean.mkdir()
     (clean / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
     out = subprocess.run([sys.executable, "-c", QUIET_RUN, clean, tmp_path / "db"], capture_output=True, text=True)
-    assert (out.returncode, out.stdout, out.stderr) == (0, "False\n", "")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "[]\n", "")
     (clean / "binary.txt").write_bytes(b"\x00\x01")
     out = subprocess.run([sys.executable, "-c", QUIET_RUN, clean, tmp_path / "db"], capture_output=True, text=True)
-    assert out.returncode == 0 and out.stdout == "True\n"
+    assert out.returncode == 0 and out.stdout == "['structlog']\n"
     assert "skipped" in out.stderr and "binary.txt" in out.stderr and "binary file" in out.stderr
 
 
@@ -219,11 +219,19 @@ def test_help_and_usage_errors_import_neither_lance_nor_pyarrow():
         "import sys\nfrom lancelot_indexer.cli import main\n"
         "for args in (['--help'], []):\n"
         "    try:\n        main(args)\n    except SystemExit:\n        pass\n"
-        "print(sorted(name for name in ('lance', 'pyarrow', 'structlog', 'lancedb') if name in sys.modules))"
+        "print(sorted(name for name in ('lance', 'pyarrow', 'structlog', 'lancedb', 'ray') if name in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "Usage: " in out.stdout and "Missing argument" in out.stderr
     assert out.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_ray_address_that_names_no_cluster_is_a_usage_error_saying_what_one_is(docs, tmp_path):
+    for address in ("http://head:8265", "head"):
+        result = CliRunner().invoke(main, [str(docs), str(tmp_path / "db"), "--ray", address])
+        assert result.exit_code == 2, (address, result.output)
+        assert f"'--ray': {address!r} is no Ray address: give auto, ray://HEAD:10001 or HOST:PORT" in result.stderr
+    assert not (tmp_path / "db").exists()
 
 
 def test_a_table_name_lancedb_cannot_open_is_a_usage_error_and_nothing_is_written(docs, tmp_path):

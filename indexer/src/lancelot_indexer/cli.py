@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -18,82 +18,20 @@ from typing import TYPE_CHECKING
 import click
 
 from lancelot_indexer import __version__, log
+from lancelot_indexer.documents import ray_tasks
 from lancelot_indexer.documents.collect import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT
-from lancelot_indexer.documents.generated import Generated
 from lancelot_indexer.errors import IndexerError
-from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, count, log_leftovers
+from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, log_leftovers
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
+from lancelot_indexer.summary import embed_summary, summary
 from lancelot_schema import about, folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
-    from lancelot_indexer.embedding.vectors import EmbedReport, VectorExtension
+    from lancelot_indexer.embedding.vectors import VectorExtension
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-
-def embed_summary(report: EmbedReport) -> str:
-    """What --embed did: new vectors, reused vectors, requests, and where the texts went."""
-    return (
-        f"Vectors: {count(report.embedded, 'passage')} embedded with {report.model} at {report.host} "
-        f"({count(report.requests, 'request')}), {report.reused} reused from the current table; width {report.width}."
-    )
-
-
-def _full_text(report: Report) -> str:
-    if not report.fts:
-        return " (no full-text index)"
-    return "" if report.language == languages.DEFAULT else f" (full-text index: {report.language})"
-
-
-def generated_summary(pages: list[Generated]) -> str:
-    """One line: how many generated pages were left out, which generators made them, and of what kinds."""
-    generators = [name for name, _ in Counter(page.generator for page in pages).most_common()]
-    made = ", ".join(generators[:-1]) + " and " + generators[-1] if len(generators) > 1 else generators[0]
-    kinds = Counter(page.kind for page in pages)
-    listed = ", ".join(kind.count(number) for kind, number in kinds.most_common())
-    return f"Left out {count(len(pages), 'page')} that {made} generated: {listed} (--keep-generated indexes them)."
-
-
-def summary(report: Report) -> str:
-    """One paragraph for the person at the terminal: counts, every skipped file with its reason, time.
-
-    Names are shown `printable`: one with a newline cannot forge a line of the summary.
-    """
-    lines = [
-        f"Indexed {count(report.documents, 'document')} into {count(report.chunks, 'passage')} in table "
-        f"{report.table!r} of {printable(report.db)} in {report.seconds:.1f} s" + _full_text(report) + "."
-    ]
-    if report.description:
-        lines.append(f"Described as: {printable(report.description)} (what the assistant is told; --description).")
-    if report.full is not None:
-        lines.append(f"Read every document again: {report.full}.")
-    elif report.kept or report.removed:
-        lines.append(
-            f"Since the last build: {count(report.read, 'document')} read (new or changed), {report.kept} unchanged, "
-            f"{report.removed} removed."
-        )
-    if report.reread:
-        by_format = ", ".join(f"{number} {suffix}" for suffix, number in report.reread.items())
-        documents = count(sum(report.reread.values()), "document")
-        lines.append(f"Read again as their reader changed: {documents} ({by_format}).")
-    if report.generated:
-        lines.append(generated_summary(report.generated))
-    if report.windows_1252:
-        lines.append(f"Read as Windows-1252 (not valid UTF-8): {', '.join(map(printable, report.windows_1252))}")
-    if report.excluded:
-        lines.append(f"Left out by --exclude: {count(len(report.excluded), 'path')}.")
-    lines.extend(f"--exclude {pattern!r} matched nothing." for pattern in report.unmatched_exclude)
-    if report.duplicates:
-        lines.append(
-            f"Left out {count(len(report.duplicates), 'duplicate')} (files or folders reached by more than one path, "
-            "each indexed once, under its first path)."
-        )
-    if report.skipped:
-        lines.append(f"Skipped {len(report.skipped)}:")
-        lines.extend(f"  {printable(item.relative)}: {printable(item.reason)}" for item in report.skipped)
-    return "\n".join(lines)
 
 
 STOPPED_BEFORE_WRITING = "Stopped before anything was written: the table was left as it was."
@@ -159,10 +97,17 @@ def _database(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
-def _link(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and (problem := links.template_problem(value)):
-        raise click.BadParameter(problem)
-    return value
+def _checked(
+    problem_of: Callable[[str], str | None],
+) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """A callback that refuses a value in the words of `problem_of` (None: no problem)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and (problem := problem_of(value)):
+            raise click.BadParameter(problem)
+        return value
+
+    return check
 
 
 def _language(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -177,18 +122,15 @@ def _description(ctx: click.Context, param: click.Parameter, value: str | None) 
     return value.strip() if value is not None else None
 
 
-def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and (problem := layout.table_name_problem(value)):
-        raise click.BadParameter(problem)
-    return value
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="lancelot-index")
 @click.argument("docs", type=click.Path(file_okay=False), callback=_docs)
 @click.argument("db", callback=_database)
 @click.option(
-    "--table", default=None, callback=_table_name, help="Table to replace [default: LANCEDB_TABLE, else documents]."
+    "--table",
+    default=None,
+    callback=_checked(layout.table_name_problem),
+    help="Table to replace [default: LANCEDB_TABLE, else documents].",
 )
 @click.option(
     "--description",
@@ -224,7 +166,7 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option(
     "--link",
     metavar="TEMPLATE",
-    callback=_link,
+    callback=_checked(links.template_problem),
     help="Give every passage a link: a URL with {path}, {stem}, and after '#' {anchor}, {line}, {line_end} or "
     "{page} (PDF), e.g. 'https://docs.example.com/{path}#{anchor}'.",
 )
@@ -254,6 +196,16 @@ def _table_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     show_default=True,
     metavar="MB",
     help="Skip a file whose reading needs more memory than this, with the reason in the summary.",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value=ray_tasks.LOCAL,
+    callback=_checked(ray_tasks.address_problem),
+    metavar="[ADDRESS]",
+    help="Read the documents in Ray tasks (the 'ray' extra): on the cluster at ADDRESS (auto on one of its "
+    "nodes, or ray://HEAD:10001), or without ADDRESS on a Ray started here. Give it after DOCS and DB.",
 )
 @click.option("--no-fts", is_flag=True, help="Do not build the full-text (BM25) index.")
 @click.option("--allow-empty", is_flag=True, help="Empty the table when DOCS has no documents.")
@@ -297,6 +249,7 @@ def main(
     language: str,
     file_timeout: float,
     file_memory: int,
+    ray_address: str | None,
     no_fts: bool,
     allow_empty: bool,
     quiet: bool,
@@ -350,6 +303,7 @@ def main(
             file_timeout=file_timeout,
             file_memory=file_memory,
             description=description,
+            ray=ray_address,
         )
 
         def vectors(on_progress: ProgressCallback | None) -> VectorExtension | None:

@@ -7,6 +7,7 @@
     │   ├── LockedError      another lancelot-index is writing the same database
     │   │   └── ConflictError    another writer committed to the table during this run; Lance refused ours
     │   └── StorageError     the object store cannot be used: no such bucket, credentials, access, network
+    ├── ClusterError         --ray cannot be used: Ray is not installed, or the cluster cannot be reached
     └── EmbeddingError       --embed failed for good; the table is left as it was
         ├── EmbeddingKeyError       no API key, or the endpoint refused it (401, 403)
         ├── EmbeddingModelError     the endpoint does not know EMBEDDING_MODEL (404)
@@ -47,6 +48,10 @@ class ConflictError(LockedError):
 
 class StorageError(DatabaseError):
     """The bucket of a database on object storage cannot be used; the message names the URI, never a key."""
+
+
+class ClusterError(IndexerError):
+    """--ray cannot be used; the message names the install command or the address to check."""
 
 
 class EmbeddingError(IndexerError):

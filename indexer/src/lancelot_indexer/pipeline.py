@@ -30,6 +30,7 @@ every rebuild until given again; a table without one gets one from the documents
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -47,6 +48,7 @@ from lancelot_indexer.documents.collect import (
     DEFAULT_FILE_MEMORY,
     DEFAULT_FILE_TIMEOUT,
     Columns,
+    Engine,
     ProgressCallback,
     Reader,
     Tally,
@@ -85,6 +87,7 @@ class Options:
     file_memory: int | None = DEFAULT_FILE_MEMORY  # megabytes a reader process may grow by; None: no limit
     # What the documents are (`about.problem` checked); None: the table's own, else derived (`documents/description`).
     description: str | None = None
+    ray: str | None = None  # read in Ray tasks: a cluster's address, or ray_tasks.LOCAL (documents/ray_tasks.py)
 
 
 @dataclass(frozen=True)
@@ -212,14 +215,18 @@ def build(
     wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
     found = walked(docs, options.exclude, leave_generated=not options.keep_generated)
     run = _Run(docs, db, location, options, stamp, wanted, found, extension, on_progress)
-    with Reader(
-        options.chunk_size,
-        len(found.found),
-        workers=options.workers,
-        file_timeout=options.file_timeout,
-        keep_generated=options.keep_generated,
-        file_memory=options.file_memory,
-    ) as reader:
+    with (
+        _engine(options) as engine,
+        Reader(
+            options.chunk_size,
+            len(found.found),
+            workers=options.workers,
+            file_timeout=options.file_timeout,
+            keep_generated=options.keep_generated,
+            file_memory=options.file_memory,
+            engine=engine,
+        ) as reader,
+    ):
         if not location.local:
             reader.start()  # forked before the lock imports Lance
         # Locked before reading: a second indexer stops at once, not after reading the whole folder.
@@ -245,6 +252,18 @@ def build(
         extension.kept(report.kept_rows, result.width)
     log.info("indexed", documents=report.documents, passages=report.chunks, strategy=report.strategy, read=report.read)
     return report
+
+
+@contextlib.contextmanager
+def _engine(options: Options) -> Iterator[Engine | None]:
+    """Where the documents are read: here (None), or in Ray tasks with --ray."""
+    if options.ray is None:
+        yield None
+        return
+    from lancelot_indexer.documents.ray_tasks import Cluster  # Ray only with --ray
+
+    with Cluster(options.ray, cpus=options.workers, file_timeout=options.file_timeout) as cluster:
+        yield cluster
 
 
 def _plan(run: _Run, reader: Reader) -> Plan:

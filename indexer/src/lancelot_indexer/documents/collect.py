@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from lancelot_indexer import memory
 from lancelot_indexer.chunking.chunk import Document, chunk
@@ -211,6 +211,13 @@ def empty_columns() -> Columns:
     return {name: [] for name in layout.INDEXER_COLUMNS}
 
 
+class Engine(Protocol):
+    """Reads files elsewhere than in this machine's worker processes (`ray_tasks.Cluster`): `read(item)` for
+    every item, in order, or why it could not be read."""
+
+    def outcomes(self, read: Callable[[Found], Outcome], found: Sequence[Found]) -> Iterator[Outcome]: ...
+
+
 class Reader:
     """Reads documents into batches of columns, in worker processes when there are enough files or a time limit.
 
@@ -218,7 +225,7 @@ class Reader:
     `file_timeout`: seconds a file may take to read before its worker is stopped and the file skipped;
     `file_memory`: megabytes a worker may grow by while it reads (None: no limit; without either, and with
     one worker, the documents are read in this process). `keep_generated`: read the pages a reader knows as
-    generated (a table of contents) as documents.
+    generated (a table of contents) as documents. `engine`: read by it (a Ray cluster), with no worker here.
     """
 
     def __init__(
@@ -231,8 +238,10 @@ class Reader:
         file_memory: int | None = DEFAULT_FILE_MEMORY,
         batch_rows: int | None = None,
         keep_generated: bool = False,
+        engine: Engine | None = None,
     ) -> None:
         self.tally = Tally()
+        self._engine = engine
         self._read = partial(
             read_document, chunk_size=chunk_size, keep_generated=keep_generated, file_memory=file_memory
         )
@@ -257,12 +266,18 @@ class Reader:
     def start(self) -> None:
         """Start the worker processes now, if any are to read. Forked, a child must not inherit a lock a
         thread holds: call this before starting threads or importing Lance."""
-        if self._pool is None and (self._count > 1 or self._limit is not None or self._memory is not None):
+        if (
+            self._engine is None
+            and self._pool is None
+            and (self._count > 1 or self._limit is not None or self._memory is not None)
+        ):
             self._pool = Workers(self._read, self._count, self._limit, preload=_READERS, memory=self._memory)
 
     def _outcomes(self, found: Sequence[Found]) -> Iterator[Outcome]:
         if not found:
             return iter(())
+        if self._engine is not None:
+            return self._engine.outcomes(self._read, found)
         self.start()
         if self._pool is None:
             return (self._read(item) for item in found)

@@ -73,6 +73,11 @@ def over_memory(megabytes: int) -> str:
     return f"reading it needed more than {megabytes} MB of memory, the limit per file (--file-memory)"
 
 
+def over_time(seconds: float) -> str:
+    """Why a file whose reading took longer than a reader may take was skipped."""
+    return f"reading it took longer than {seconds:g} s, the limit per file (--file-timeout)"
+
+
 def _serve(
     connection: Connection,
     read: Callable[[object], object],
@@ -266,8 +271,8 @@ class Workers(Generic[Item, Result]):
                         worker.sent.popleft()
                         done[index] = result
                     continue
-            elif self._overdue(worker, now):
-                lost = Lost(f"reading it took longer than {self._limit:g} s, the limit per file (--file-timeout)")
+            elif self._overdue(worker, now) and self._limit is not None:
+                lost = Lost(over_time(self._limit))
             else:
                 continue
             if worker.sent:  # the file it was reading; not one it never took (it died idle)

@@ -123,16 +123,17 @@ def changed_since(stamped: str) -> Callable[[str], bool]:
 
 def missing_library(found: Format) -> str:
     """Why a file of `found`'s format is skipped when its optional library is not installed, with the command
-    that adds it to this installation: from a clone, that clone's scripts/install (the package index has
-    no lancelot-indexer to add an extra to yet); otherwise pip's or uv's."""
+    that adds it to this installation (`extra_command`)."""
+    return f"{found.kind} needs the optional {found.extra!r} extra: {extra_command(str(found.extra))}"
+
+
+def extra_command(extra: str) -> str:
+    """The command that adds the indexer's optional `extra` to this installation: from a clone, that clone's
+    scripts/install (the package index has no lancelot-indexer to add an extra to yet); otherwise pip's or uv's."""
     clone = installation.clone_of("lancelot-indexer")
     if clone is not None:
-        command = shlex.join([str(clone / "scripts" / "install"), "--extras", str(found.extra)])
-        return f"{found.kind} needs the optional {found.extra!r} extra: {command}"
-    return (
-        f"{found.kind} needs the optional {found.extra!r} extra: pip install 'lancelot-indexer[{found.extra}]' "
-        f"(or uv tool install 'lancelot-indexer[{found.extra}]')"
-    )
+        return shlex.join([str(clone / "scripts" / "install"), "--extras", extra])
+    return f"pip install 'lancelot-indexer[{extra}]' (or uv tool install 'lancelot-indexer[{extra}]')"
 
 
 def extract(reader: Format, content: str | bytes, file_name: str) -> Document:
