@@ -117,10 +117,10 @@ def test_a_table_on_a_bucket_built_on_ray_is_the_one_a_local_run_writes_in_a_fol
 def counting(log: Path):
     """A task body that notes each file it reads, and in which process, then reads them as Ray's tasks do."""
 
-    def read_files(read, files):
+    def read_files(read, files, limit):
         with log.open("a", encoding="utf-8") as handle:
             handle.writelines(f"{os.getpid()} {item.relative}\n" for item in files)
-        return ray_tasks._read_files(read, files)
+        return ray_tasks._read_files(read, files, limit)
 
     return read_files
 

@@ -6,10 +6,12 @@
 A task reads a batch of files with the function a local worker process calls for each file
 (`collect.read_document`): the same readers, chunker, locators and metadata, and a bad file skipped with
 the same reason. The outcomes come back to this process (Ray's driver) in the files' order, where the
-`Reader` tallies them and the one writer writes them, so the table is the one a local run writes. A task
-that dies (its worker crashed or was killed for memory, its node left) or outlives `file_timeout` seconds
-for each of its files, counted from when all the tasks before it are done, costs its files a second try,
-each in a task of its own; a file that fails alone is skipped with why.
+`Reader` tallies them and the one writer writes them, so the table is the one a local run writes. A file
+that takes longer than `file_timeout` seconds is stopped in its task and skipped, as a local worker's is;
+the time counts in the task, from the file's start, so a task that waits for a worker loses none of it. A
+task that dies (its worker crashed or was killed for memory, its node left), or outlives its files' time and
+a grace for waiting (a reader stuck in C code, which the task's alarm cannot stop), costs its files a second
+try, each in a task of its own; a file that fails alone is skipped with why.
 
 Ray is imported, and started or joined, when the first file is to be read: a run with nothing to read
 never starts it. A Ray that this process had joined already (a test; a script under `ray job submit`
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 import logging
 import math
+import signal
 import socket
+import threading
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +46,9 @@ BATCH_FILES = 64
 # in Ray's object store for the driver stay a few batches a CPU.
 AHEAD = 4
 _CONNECT = 10.0  # seconds a head's GCS port may take to take a connection
+# Seconds a task may wait, beyond its files' time, for a worker to take it (queued behind others, or a worker
+# starting on a loaded node) before the driver gives up on it.
+WAIT_GRACE = 60.0
 
 
 def address_problem(address: str) -> str | None:
@@ -68,9 +75,32 @@ def _reachable(address: str) -> None:
         ) from None
 
 
-def _read_files(read: Callable[[Found], Outcome], files: Sequence[Found]) -> list[Outcome]:
-    """A task: each file's outcome, as a local worker process reads it."""
-    return [read(item) for item in files]
+class _OverTime(BaseException):
+    """Raised in a task by its alarm: not an Exception, so that `read_document` does not take it for a reader's."""
+
+
+def _over_time(signum: int, frame: object) -> None:
+    raise _OverTime
+
+
+def _read_files(read: Callable[[Found], Outcome], files: Sequence[Found], limit: float | None) -> list[Outcome]:
+    """A task: each file's outcome, as a local worker process reads it, each within `limit` seconds."""
+    if limit is None or threading.current_thread() is not threading.main_thread():
+        return [read(item) for item in files]
+    before = signal.signal(signal.SIGALRM, _over_time)
+    outcomes: list[Outcome] = []
+    try:
+        for item in files:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+                outcomes.append(read(item))
+            except _OverTime:
+                outcomes.append(over_time(limit))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, before)
+    return outcomes
 
 
 @dataclass(frozen=True)
@@ -154,12 +184,12 @@ class Cluster:
                 ray.cancel(task.ref, force=True)
 
     def _submit(self, read: Callable[[Found], Outcome], files: Sequence[Found]) -> _Task:
-        return _Task(files, self._task.remote(read, files))
+        return _Task(files, self._task.remote(read, files, self._limit))
 
     def _finish(self, ray: ModuleType, read: Callable[[Found], Outcome], task: _Task) -> list[Outcome]:
         """The outcomes of `task`'s files; a task that failed is tried again one task a file."""
         errors = ray.exceptions
-        timeout = None if self._limit is None else self._limit * len(task.files)
+        timeout = None if self._limit is None else self._limit * len(task.files) + WAIT_GRACE
         try:
             outcomes: list[Outcome] = ray.get(task.ref, timeout=timeout)
             return outcomes
