@@ -53,6 +53,7 @@ def importable(venv: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.installs
+@pytest.mark.timeout(900)  # downloads: as long as the install itself may take
 def test_the_install_puts_the_commands_on_path_and_its_printed_lines_index_and_serve(person, clean_env, tmp_path):
     home = Path(person["HOME"])
     done = install(person, "--extras", "pdf,docx")

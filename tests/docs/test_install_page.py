@@ -66,6 +66,7 @@ def test_uninstall_removes_what_scripts_install_made():
 
 @pytest.mark.slow
 @pytest.mark.installs
+@pytest.mark.timeout(900)  # downloads: as long as the install itself may take
 def test_the_uv_tool_commands_install_the_three_commands_from_a_clone(tmp_path, clean_env, indexed_db):
     clone = a_clone(tmp_path)
     tools, links = tmp_path / "tools", tmp_path / "bin"
