@@ -83,17 +83,19 @@ def _status(field: str) -> int | None:
     return None
 
 
-def limit_data(megabytes: int, grown: Shared | None = None) -> None:
+def limit_data(megabytes: int, grown: Shared | None = None, began: Shared | None = None) -> None:
     """From now on, this process's data may grow by at most `megabytes` (Linux; elsewhere nothing).
 
     `grown`, a shared integer, is kept up to date with how far its peak resident size grew since, by a
     thread: the parent reads it when the process died (a C library that cannot allocate may abort, PDFium
-    does).
+    does). `began` is told the resident size it grows from, for the kernel's count of its peak.
     """
     global _limit
     resident = _status("VmRSS") if sys.platform.startswith("linux") else None
     if resident is None:
         return
+    if began is not None:
+        began.value = resident
     if grown is not None:  # first: its stack is not the file's
         threading.Thread(target=_publish, args=(grown, resident, megabytes), daemon=True).start()
     import resource

@@ -138,6 +138,27 @@ FILL_THEN_ABORT = partial(
 )
 
 
+# A fresh interpreter, with one thread, forks its workers (this one runs other threads: a forkserver's). Its
+# reader takes 56 of its 64 MB at once and aborts without letting the worker's other thread run in between, as
+# a busy machine may not: the worker's own count of its peak says nothing, the kernel's does.
+UNSEEN_ABORT = """
+import operator
+from functools import partial
+from lancelot_indexer.documents.workers import Workers, start_method
+take = partial(exec, "import os, sys\\nsys.setswitchinterval(1e6)\\nheld = b'x' * (56 << 20)\\nos.abort()\\n", {})
+with Workers(operator.call, 1, limit=60.0, memory=64) as workers:
+    print(start_method(), [str(result) for result in workers.map([partial(int, "1"), take, partial(int, "2")])])
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the memory limit is Linux's (RLIMIT_DATA)")
+def test_a_forked_worker_that_aborts_near_its_limit_before_it_could_say_so_is_over_it():
+    done = subprocess.run([sys.executable, "-c", UNSEEN_ABORT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    over = str(Lost(over_memory(64)))
+    assert done.stdout.strip() == f"fork {['1', over, '2']}"
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="the memory limit is Linux's (RLIMIT_DATA)")
 def test_a_worker_over_its_memory_limit_costs_its_item_with_that_reason_and_a_crash_below_it_is_a_crash():
     over = Lost(over_memory(64))

@@ -84,11 +84,12 @@ def _serve(
     parent: int | None,
     megabytes: int | None,
     grown: memory_limit.Shared | None,
+    began: memory_limit.Shared | None = None,
 ) -> None:
     """A worker: read each (index, item) that comes, send back (index, result), until the pipe closes."""
     _leave_stops_to_the_parent(parent)
     if megabytes is not None:
-        memory_limit.limit_data(megabytes, grown)
+        memory_limit.limit_data(megabytes, grown, began)
     try:
         connection.send(None)  # started: the time of the first file counts from here, not from the fork
     except OSError:
@@ -160,6 +161,7 @@ class _Worker:
     sent: deque[int] = field(default_factory=deque)  # indexes sent, in order; the first is being read
     since: float | None = None  # when it started on the first of them; None until it has started
     grown: memory_limit.Shared | None = None  # how far its memory grew (its peak), as it last said
+    began: memory_limit.Shared | None = None  # forked: the resident size its growth counts from, as it said
 
 
 class Workers(Generic[Item, Result]):
@@ -210,17 +212,19 @@ class Workers(Generic[Item, Result]):
             context.set_forkserver_preload(self._preload)
         ours, theirs = context.Pipe()
         grown = context.RawValue("q", 0) if self._memory is not None else None
+        # Only a forked worker is our child, whose peak the kernel tells us when we reap it.
+        began = context.RawValue("q", -1) if method == "fork" and self._memory is not None else None
         # Forked workers know their parent; a forkserver's are its children, and die with it.
         parent = os.getpid() if method == "fork" else None
         # typeshed gives a context chosen by name no Process; every start method's context has one.
         process: BaseProcess = context.Process(  # type: ignore[attr-defined]
-            target=_serve, args=(theirs, self._read, parent, self._memory, grown), daemon=True
+            target=_serve, args=(theirs, self._read, parent, self._memory, grown, began), daemon=True
         )
         # A stop cannot come between the fork and our knowing the worker (it would be left behind).
         with _stops_held():
             try:
                 process.start()
-                worker = _Worker(process, ours, grown=grown)
+                worker = _Worker(process, ours, grown=grown, began=began)
                 if slot == len(self._workers):
                     self._workers.append(worker)
                 else:
@@ -283,12 +287,13 @@ class Workers(Generic[Item, Result]):
         self._send(items, waiting)
 
     def _died(self, worker: _Worker) -> str:
+        peak = _kernels_peak(worker)  # reaps it, so first
         how = _how(worker)
         # A C library that cannot allocate may abort (PDFium does): its peak says whether that is why.
         if (
             worker.grown is not None
             and self._memory is not None
-            and memory_limit.near(worker.grown.value, self._memory)
+            and memory_limit.near(max(worker.grown.value, peak), self._memory)
         ):
             return over_memory(self._memory)
         return f"its reader process died ({how})"
@@ -309,6 +314,28 @@ def _end(worker: _Worker) -> None:
         worker.process.kill()
         worker.process.join()
     worker.connection.close()
+
+
+def _kernels_peak(worker: _Worker) -> int:
+    """How far a dead forked worker's resident memory grew at its peak, as the kernel counted it (its rusage,
+    reaped here); 0 for a forkserver's worker (not our child) or one not gone within a second. Its own count,
+    `grown`, comes from a thread that a busy machine may not run before a C library aborts."""
+    popen, pid = getattr(worker.process, "_popen", None), worker.process.pid
+    if worker.began is None or worker.began.value < 0 or popen is None or pid is None or popen.returncode is not None:
+        return 0
+    deadline = time.monotonic() + 1.0
+    while True:
+        try:
+            reaped, status, usage = os.wait4(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        if reaped:
+            break
+        if time.monotonic() > deadline:
+            return 0
+        time.sleep(0.005)
+    popen.returncode = os.waitstatus_to_exitcode(status)  # multiprocessing's own wait would find it gone
+    return max(0, usage.ru_maxrss * 1024 - worker.began.value)  # ru_maxrss: kilobytes on Linux
 
 
 def _how(worker: _Worker) -> str:
