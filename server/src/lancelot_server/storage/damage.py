@@ -5,12 +5,9 @@ damage(handle) -> Damage     (nothing on object storage, where a stat is a reque
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
 @dataclass(frozen=True)
@@ -31,7 +28,7 @@ def damage(handle: Any) -> Damage:
     in the middle of a query. Index files are not listed in the manifest, only their folder per segment.
     """
     dataset = handle.to_lance()
-    if _URL.match(dataset.uri):
+    if handle.remote:
         # On object storage this would be a request per file; a missing object is reported by the read itself.
         return Damage()
     root = Path(dataset.uri)

@@ -128,7 +128,8 @@ class LanceTable:
 
     def __init__(self, dataset: Any, refresh: timedelta, preload_bytes: int = 0) -> None:
         self._dataset = dataset
-        # Object storage, where each read is a request: a search reads fewer, larger parts (`search.core._ranked`).
+        # Object storage, where each read is a request: a search reads fewer, larger parts (`search.core._ranked`),
+        # and no file is checked for (`damage`).
         self.remote = "://" in str(dataset.uri)
         self._refresh = refresh.total_seconds()
         self._checked = time.monotonic()
