@@ -89,7 +89,7 @@ Queries = Annotated[
         max_length=MAX_QUERIES,
         json_schema_extra=lambda schema: _unique_items(schema["anyOf"][0]),
         description=f"In place of query: 1 to {MAX_QUERIES} distinct phrasings of what to search for (keywords, a "
-        "question, a name), searched together and fused by rank; each hit's `queries` lists the positions (from 0) "
+        "question, a name), searched together and their hits fused; each hit's `queries` lists the positions (from 0) "
         "of the phrasings that found it.",
     ),
     BeforeValidator(_few_enough_phrasings),
