@@ -46,10 +46,18 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray(tmp_path_factory: pytest.TempPathFactory):
+def local_ray(tmp_path_factory: pytest.TempPathFactory, s3_server):
     # Ray's sockets live under its temp folder and a socket's path is at most 107 bytes: a short folder.
     folder = tmp_path_factory.mktemp("ray")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(folder))
+    # The workers' own credentials, as a cluster's nodes have theirs: they read documents on the test's bucket.
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _temp_dir=str(folder),
+        runtime_env={"env_vars": s3_server.env()},
+    )
     yield
     ray.shutdown()
 
@@ -111,6 +119,28 @@ def test_a_table_on_a_bucket_built_on_ray_is_the_one_a_local_run_writes_in_a_fol
     assert reasons(on_ray) == reasons(local)
     (docs / "added.md").write_text("# Added\n\nA brand new quokka page.\n", encoding="utf-8")
     again = build(docs, bucket, Options(ray=ray_tasks.LOCAL))
+    assert (again.read, again.kept) == (1, on_ray.documents)
+
+
+def test_documents_on_a_bucket_read_in_ray_tasks_give_the_local_table_on_a_bucket(s3_server, aws_env, tmp_path):
+    aws_env(s3_server.env())
+    docs = folder(tmp_path / "docs")
+    for parent, names, files in os.walk(docs):  # a bucket has no links: the folder without them
+        for name in [*names, *files]:
+            if (Path(parent) / name).is_symlink():
+                (Path(parent) / name).unlink()
+    name, settings = s3_server.bucket(), Storage(endpoint=s3_server.endpoint, region=REGION)
+    s3_server.upload(docs, name, "docs")
+    documents, db = storage.locate(f"s3://{name}/docs/", settings), storage.locate(f"s3://{name}/db", settings)
+    on_ray = build(documents, db, Options(ray=ray_tasks.LOCAL))
+    local = build(docs, tmp_path / "local")
+    (rows, indexes, stamps), theirs = table(db), table(tmp_path / "local")
+    assert stamps.pop(layout.META_SOURCE.encode()) == str(documents).encode()
+    theirs[2].pop(layout.META_SOURCE.encode())
+    assert (rows, indexes, stamps) == theirs
+    assert on_ray.documents == local.documents > 40 and reasons(on_ray) == reasons(local)
+    s3_server.client().put_object(Bucket=name, Key="docs/added.md", Body=b"# Added\n\nA brand new quokka page.\n")
+    again = build(documents, db, Options(ray=ray_tasks.LOCAL))
     assert (again.read, again.kept) == (1, on_ray.documents)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lancelot_indexer.documents.generated import MKDOCS, SPHINX, Build, recognise
 from lancelot_schema import about
+from lancelot_schema.storage import Location
 
 # Sphinx's inventory starts with four lines of text, then its zlib body: `# Project: NAME` and `# Version: V`.
 _INVENTORY_HEAD = 1024
@@ -98,6 +99,7 @@ class Titles:
         return suffix if number >= 2 and 2 * number >= self.documents else None
 
 
-def folder_name(docs: Path) -> str:
-    """DOCS's own name ("documents" for a folder without one, such as /)."""
-    return about.cleaned(docs.resolve().name) or "documents"
+def folder_name(docs: Path | Location) -> str:
+    """DOCS's own name, a bucket prefix's last part ("documents" for a folder without one, such as /)."""
+    name = docs.resolve().name if isinstance(docs, Path) else (docs.prefix or docs.bucket or "").rpartition("/")[2]
+    return about.cleaned(name) or "documents"
