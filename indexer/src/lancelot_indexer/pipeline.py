@@ -221,7 +221,7 @@ def build(
         found = bucket.listed(docs, options.exclude)
     run = _Run(docs, db, location, options, stamp, wanted, found, extension, on_progress)
     with (
-        _engine(options) as engine,
+        _engine(options, extension) as engine,
         Reader(
             options.chunk_size,
             len(found.found),
@@ -260,14 +260,16 @@ def build(
 
 
 @contextlib.contextmanager
-def _engine(options: Options) -> Iterator[Engine | None]:
-    """Where the documents are read: here (None), or in Ray tasks with --ray."""
+def _engine(options: Options, extension: Extension | None) -> Iterator[Engine | None]:
+    """Where the documents are read, and the extension's work done: here (None), or in Ray tasks with --ray."""
     if options.ray is None:
         yield None
         return
     from lancelot_indexer.documents.ray_tasks import Cluster  # Ray only with --ray
 
     with Cluster(options.ray, cpus=options.workers, file_timeout=options.file_timeout) as cluster:
+        if extension is not None:
+            extension.use(cluster)
         yield cluster
 
 

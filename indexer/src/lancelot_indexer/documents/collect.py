@@ -218,9 +218,11 @@ def empty_columns() -> Columns:
 
 class Engine(Protocol):
     """Reads files elsewhere than in this machine's worker processes (`ray_tasks.Cluster`): `read(item)` for
-    every item, in order, or why it could not be read."""
+    every item, in order, or why it could not be read; and runs other work there (`map`: --embed's requests)."""
 
     def outcomes(self, read: Callable[[Found], Outcome], found: Sequence[Found]) -> Iterator[Outcome]: ...
+
+    def map(self, function: Callable[[Any], Any], items: Sequence[Any], in_flight: int) -> Iterator[Any]: ...
 
 
 class Reader:
