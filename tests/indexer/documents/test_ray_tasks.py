@@ -28,6 +28,7 @@ from lancelot_indexer.documents.collect import read_document, walked
 from lancelot_indexer.documents.walk import Found
 from lancelot_indexer.documents.workers import over_time
 from lancelot_indexer.embedding import tasks
+from lancelot_indexer.embedding.embed import Limits
 from lancelot_indexer.embedding.vectors import VectorExtension
 from lancelot_indexer.errors import EmbeddingKeyError
 from lancelot_indexer.pipeline import Options, Report, build
@@ -233,12 +234,13 @@ def test_embeddings_are_made_in_ray_tasks_within_the_bound_and_unchanged_vectors
 ):
     docs, db, log = folder(tmp_path / "docs"), tmp_path / "db", tmp_path / "embed.log"
     log.touch()
-    monkeypatch.setattr(tasks, "TEXTS_PER_TASK", 8)  # many tasks out of a small folder
     monkeypatch.setattr(tasks, "embed_slice", embedding_in(log))
 
     def vectors(concurrency: int = 2) -> VectorExtension:
         url = embedding_server.url
-        return VectorExtension(model="test-8", api_key="sk-test", base_url=url, concurrency=concurrency)
+        # Requests of 8 texts at most: many tasks out of a small folder.
+        limits = Limits(max_inputs=8)
+        return VectorExtension(model="test-8", api_key="sk-test", base_url=url, concurrency=concurrency, limits=limits)
 
     # One request at a time, however many tasks there are; answers slow enough that unbounded tasks overlap.
     embedding_server.slow_next(0.2, times=1000)

@@ -64,9 +64,7 @@ class Objects:
 def objects_of(location: Location) -> Objects:
     """The documents at `location`, an s3:// URI resolved with the run's settings."""
     if location.scheme != "s3" or location.bucket is None:
-        raise DocsError(
-            f"DOCS {location} is on a store Lancelot reads documents from only on S3: give s3://BUCKET/PREFIX/."
-        )
+        raise DocsError(f"DOCS {location}: documents are read from a folder or from s3://BUCKET/PREFIX/ only.")
     return Objects(
         location.bucket, location.prefix, location.options.get("aws_endpoint"), location.options.get("aws_region")
     )

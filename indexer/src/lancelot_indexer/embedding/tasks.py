@@ -3,12 +3,12 @@
     embed_in_tasks(engine, texts, concurrency=4, progress=None, model=..., api_key=..., ...) -> Embeddings
 
 `vectors.py` decides, on the driver as locally, which texts need a vector (those it cannot reuse from the
-current table, each distinct text once) and calls this in place of `embed_texts`. The texts are cut into
-slices of at most `TEXTS_PER_TASK`; each task embeds its slice with `embed_texts` (its request batches, the
-splitting of long texts, the retries with backoff and `Retry-After`) one request at a time, and at most
+current table, each distinct text once) and calls this in place of `embed_texts`. The texts are cut into the
+requests the local path would make (`plan_batches`: inputs and tokens within the limits); each task embeds
+one with `embed_texts` (the splitting of long texts, the retries with backoff and `Retry-After`), and at most
 `concurrency` tasks run at once: `--embed-concurrency` bounds the requests in flight across the whole
 cluster, as it bounds them on one machine, since the endpoint's rate limit is one for all. The vectors come
-back in order into one flat array. The first slice that fails for good stops the run with its own
+back in order into one flat array. The first request that fails for good stops the run with its own
 `EmbeddingError`, before the table's commit. The API key goes to the tasks in their arguments.
 """
 
@@ -20,12 +20,8 @@ from functools import partial
 from typing import Any
 
 from lancelot_indexer.documents.collect import Engine
-from lancelot_indexer.embedding.embed import Embeddings, EmbedStats, embed_texts, endpoint_host
+from lancelot_indexer.embedding.embed import Embeddings, EmbedStats, Limits, embed_texts, endpoint_host, plan_batches
 from lancelot_indexer.errors import EmbeddingWidthError
-
-# Texts a task embeds: a request's worth of a manual's passages (about 300 tokens each, a third of the
-# request budget), so that a task pays Ray's few milliseconds once a request and a lost task repeats one.
-TEXTS_PER_TASK = 256
 
 
 def embed_in_tasks(
@@ -39,7 +35,8 @@ def embed_in_tasks(
     """`embed_texts(texts, **given)`, a slice a task, at most `concurrency` requests in flight in all."""
     if not texts:
         return embed_texts(texts, **given)
-    slices = [list(texts[start : start + TEXTS_PER_TASK]) for start in range(0, len(texts), TEXTS_PER_TASK)]
+    batches = plan_batches(texts, given.get("limits") or Limits(), concurrency)
+    slices = [list(texts[batch.start : batch.stop]) for batch in batches]
     flat, stats, width = array("f"), EmbedStats(), 0
     for part, texts_of in zip(engine.map(partial(embed_slice, given), slices, concurrency), slices, strict=True):
         if width and part.width != width:
@@ -61,5 +58,5 @@ def embed_in_tasks(
 
 
 def embed_slice(given: dict[str, Any], texts: list[str]) -> Embeddings:
-    """A task: one slice of texts, one request at a time (the tasks in flight make the concurrency)."""
+    """A task: one request's texts (more requests only for a text split; the tasks in flight make the concurrency)."""
     return embed_texts(texts, concurrency=1, **given)
