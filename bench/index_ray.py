@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from bench import common
 
@@ -30,13 +32,19 @@ MEASURE = r"""
 import json, sys, time
 import lance, lance_ray, ray
 from lancelot_schema import languages, layout
-uri, rounds, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+uri, rounds, workers, fragments = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+if fragments > 1:  # the same rows in as many fragments: lance-ray gives each worker a share of them
+    rows = lance.dataset(uri).to_table()
+    uri = uri.removesuffix(".lance") + f"-{fragments}.lance"
+    lance.write_dataset(rows, uri, mode="overwrite", max_rows_per_file=-(-rows.num_rows // fragments))
 params = dict(languages.FTS_PARAMS[languages.DEFAULT])
 queries = ["vacuum full", "foreign key constraint", "wal archive recovery", "index only scan"]
 
 def hits(dataset):
-    return [dataset.to_table(full_text_query={"columns": ["text"], "query": q}, columns=["id"], limit=10)
-            .column("id").to_pylist() for q in queries]
+    # Scores and texts, not row ids: the copies of the manual tie, and ties may come in any order.
+    found = [dataset.to_table(full_text_query={"columns": ["text"], "query": q}, columns=["text"], limit=10)
+             .to_pylist() for q in queries]
+    return [sorted((round(hit["_score"], 3), hit["text"]) for hit in hits) for hits in found]
 
 started = time.perf_counter()
 ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
@@ -86,18 +94,21 @@ def venv() -> str:
 
 
 def fts(rounds: int) -> None:
-    for passages in SIZES:
-        _fts(rounds, passages)
-
-
-def _fts(rounds: int, passages: int) -> None:
-    docs = common.copies_for(passages, {"": common.POSTGRES_MANUAL}, WORK / f"ray-fts-docs-{passages}")
-    db = WORK / "ray-fts-db"
-    shutil.rmtree(db, ignore_errors=True)
-    common.index(docs, db, "--quiet", "--no-fts")
+    """At each size, on the table as the indexer writes it (one fragment), then on its rows in a fragment a
+    worker (what lance-ray divides among its workers)."""
     workers = os.cpu_count() or 1
+    for passages in SIZES:
+        docs = common.copies_for(passages, {"": common.POSTGRES_MANUAL}, WORK / f"ray-fts-docs-{passages}")
+        db = WORK / "ray-fts-db"
+        shutil.rmtree(db, ignore_errors=True)
+        common.index(docs, db, "--quiet", "--no-fts")
+        for fragments in (1, workers):
+            _fts(db, rounds, workers, fragments)
+
+
+def _fts(db: Path, rounds: int, workers: int, fragments: int) -> None:
     done = subprocess.run(
-        [venv(), "-c", MEASURE, str(db / "documents.lance"), str(rounds), str(workers)],
+        [venv(), "-c", MEASURE, str(db / "documents.lance"), str(rounds), str(workers), str(fragments)],
         capture_output=True, text=True,
     )  # fmt: skip
     if done.returncode != 0:
@@ -116,6 +127,21 @@ def _fts(rounds: int, passages: int) -> None:
 
 
 # `ray-parts`: each part of a --ray run alone, in this process, over the same 100,000-passage folder.
+
+
+class _Replay:
+    """An engine that hands the reader outcomes made before: what the driver's share of reading costs."""
+
+    def __init__(self, outcomes: list[Any]) -> None:
+        self._outcomes = outcomes
+
+    def outcomes(self, read: Any, found: Any) -> Any:
+        return iter(self._outcomes)
+
+    def map(self, function: Any, items: Any, in_flight: int) -> Any:
+        return map(function, items)
+
+
 EMBED_TEXTS = 20_000  # the first distinct passages embedded: the endpoint's time grows with their number
 EMBED_LATENCY_MS = 100  # an answer's wait, a remote endpoint's order of magnitude
 
@@ -131,7 +157,7 @@ def ray_parts(rounds: int) -> None:
 
     from bench import embed as bench_embed
     from lancelot_indexer.documents import ray_tasks
-    from lancelot_indexer.documents.collect import Reader, walked
+    from lancelot_indexer.documents.collect import Engine, Reader, read_document, walked
     from lancelot_indexer.embedding.embed import embed_texts
     from lancelot_indexer.embedding.tasks import embed_in_tasks
     from lancelot_indexer.writing import indexes
@@ -145,7 +171,7 @@ def ray_parts(rounds: int) -> None:
     ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
     times = {"Ray's start (not paid on a running cluster)": time.perf_counter() - started}
 
-    def read(engine: ray_tasks.Cluster | None) -> list[pa.Table]:
+    def read(engine: Engine | None) -> list[pa.Table]:
         with Reader(layout.DEFAULT_CHUNK_SIZE, len(found), workers=1, file_timeout=None, file_memory=None,
                     engine=engine) as reader:  # fmt: skip
             return [rows_table(columns) for columns in reader.batches(found)]
@@ -154,6 +180,18 @@ def ray_parts(rounds: int) -> None:
         started = time.perf_counter()
         batches = read(None)
         times["read, one process"] = time.perf_counter() - started
+        # What of that is the files' own (a task's work) and what the driver's: taking every outcome into columns,
+        # and the outcomes' trip (pickled by the task, unpickled here; Ray's object store adds its copies).
+        started = time.perf_counter()
+        outcomes = [read_document(item, layout.DEFAULT_CHUNK_SIZE) for item in found]
+        times["read: the files alone (a task's part)"] = time.perf_counter() - started
+        started = time.perf_counter()
+        read(_Replay(outcomes))
+        times["read: the driver taking the outcomes in"] = time.perf_counter() - started
+        started = time.perf_counter()
+        pickle.loads(pickle.dumps(outcomes, protocol=5))
+        times["read: the outcomes pickled and unpickled once"] = time.perf_counter() - started
+        del outcomes
         started = time.perf_counter()
         read(cluster)
         times[f"read, Ray tasks on {cpus} CPUs"] = time.perf_counter() - started
@@ -183,9 +221,10 @@ def ray_parts(rounds: int) -> None:
             started = time.perf_counter()
             here = embed_texts(texts, concurrency=4, **given)
             times[f"embed {len(texts):,} passages, here, 4 requests at once"] = time.perf_counter() - started
-            started = time.perf_counter()
-            there = embed_in_tasks(cluster, texts, concurrency=4, **given)
-            times[f"embed {len(texts):,} passages, Ray tasks, 4 at once"] = time.perf_counter() - started
+            for when in ("first: workers start and import the client", "again"):
+                started = time.perf_counter()
+                there = embed_in_tasks(cluster, texts, concurrency=4, **given)
+                times[f"embed {len(texts):,} passages, Ray tasks, 4 at once ({when})"] = time.perf_counter() - started
         assert here.flat == there.flat
     ray.shutdown()
     print(f"The parts of a --ray run alone: {len(found):,} pages, {rows:,} passages, load {common.load_average(3)}")
