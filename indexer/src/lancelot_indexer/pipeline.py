@@ -218,7 +218,7 @@ def build(
     if isinstance(docs, Path):
         found = walked(docs, options.exclude, leave_generated=not options.keep_generated)
     else:
-        found = bucket.listed(docs, options.exclude)
+        found = bucket.listed(docs, options.exclude, leave_generated=not options.keep_generated)
     run = _Run(docs, db, location, options, stamp, wanted, found, extension, on_progress)
     with (
         _engine(options, extension) as engine,

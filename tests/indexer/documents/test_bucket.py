@@ -9,6 +9,7 @@ from pathlib import Path
 
 import lance
 import pytest
+from tests.support import builds
 from tests.support.s3_server import DENY, REGION, S3Server, without_aws
 
 from lancelot_indexer.documents import bucket
@@ -62,6 +63,19 @@ def test_a_prefix_is_listed_in_the_walks_order_with_its_rules(s3_server, aws_env
     assert [item.relative for item in listing.found] == ["a/z.md", "a-b.md", "guide/install.md", "legacy.txt"]
     assert listing.excluded == local.excluded
     assert listing.ignored == local.ignored == {".odt": 1}
+
+
+def test_the_generated_pages_of_builds_on_a_bucket_are_left_out_as_in_a_folder(s3_server, aws_env, tmp_path):
+    aws_env(s3_server.env())
+    docs = tmp_path / "docs"
+    builds.sphinx(docs / "api")
+    builds.mkdocs(docs / "site")
+    listing, local = bucket.listed(uploaded(s3_server, docs)), walked(docs)
+    assert listing.generated == local.generated and listing.generated
+    assert [item.relative for item in listing.found] == [item.relative for item in local.found]
+    assert {page.relative for page in listing.generated} >= {"api/genindex.html", "site/search.html"}
+    kept = bucket.listed(uploaded(s3_server, docs), leave_generated=False)
+    assert len(kept.found) == len(local.found) + len(local.generated) and not kept.generated
 
 
 def index(location: storage.Location, db: Path, environ: dict[str, str]) -> str:

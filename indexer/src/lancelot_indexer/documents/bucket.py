@@ -5,9 +5,9 @@
 
 The listing keeps the folder walk's rules that a bucket can have: paths in the walk's order (folder by
 folder, by name), no dot names, `--exclude` (a folder matched is not entered), documents by suffix, the
-other files counted. A bucket has no links, so nothing is a duplicate or a refused link; documentation
-builds are not recognised on a bucket (their generated pages are indexed as documents), since telling one
-reads its marker files. Each process that reads makes its own client from the endpoint and region resolved
+other files counted, and the generated pages of documentation builds left out (`generated.py`: a build told
+by its marker objects, of which the first KB is read). A bucket has no links, so nothing is a duplicate or a
+refused link. Each process that reads makes its own client from the endpoint and region resolved
 at the entry point and the credentials of its own machine's chain (the environment, a profile, the role it
 runs as): no key travels with a task. pyarrow's S3 client is imported on this path only.
 """
@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from lancelot_indexer.documents.collect import Walked
+from lancelot_indexer.documents.generated import Build, Generated, kind_of, recognise
 from lancelot_indexer.documents.walk import Excluded, Found, excluded_by, is_document
 from lancelot_indexer.errors import DocsError, StorageError
 from lancelot_indexer.readers.formats import Unreadable
@@ -45,6 +46,15 @@ class Objects:
 
     def key(self, relative: str) -> str:
         return f"{self.bucket}/{self.prefix}/{relative}" if self.prefix else f"{self.bucket}/{relative}"
+
+    def head(self, relative: str, size: int) -> bytes | None:
+        """The first `size` bytes of the object at `relative` (a build's marker); None when it cannot be read."""
+        try:
+            with _client(self.endpoint, self.region, os.getpid()).open_input_file(self.key(relative)) as handle:
+                data: bytes = handle.read_at(size, 0)
+                return data
+        except OSError:
+            return None
 
     def read(self, relative: str) -> bytes:
         """The bytes of the object at `relative` under the prefix; `Unreadable` saying why when it cannot be read."""
@@ -83,8 +93,9 @@ def _client(endpoint: str | None, region: str | None, process: int) -> Any:
     return fs.S3FileSystem(**given)
 
 
-def listed(location: Location, exclude: Sequence[str] = ()) -> Walked:
-    """The documents under `location`'s prefix, what `exclude` left out and the other files by suffix."""
+def listed(location: Location, exclude: Sequence[str] = (), *, leave_generated: bool = True) -> Walked:
+    """The documents under `location`'s prefix, what `exclude` left out, the generated pages of the documentation
+    builds recognised on the way (with `leave_generated`) and the other files by suffix."""
     objects = objects_of(location)
     from pyarrow import fs
 
@@ -103,8 +114,10 @@ def listed(location: Location, exclude: Sequence[str] = ()) -> Walked:
         (info.path[len(root) + 1 :] for info in infos if info.type == fs.FileType.File),
         key=lambda relative: relative.split("/"),  # the walk's order: folder by folder, by name
     )
+    builds = _builds(objects, keys) if leave_generated else {}
     found: list[Found] = []
     left_out: dict[str, Excluded] = {}
+    made: list[Generated] = []
     ignored: Counter[str] = Counter()
     for relative in keys:
         parts = relative.split("/")
@@ -113,11 +126,50 @@ def listed(location: Location, exclude: Sequence[str] = ()) -> Walked:
         if (gone := _excluded(parts, exclude)) is not None:
             left_out.setdefault(gone.relative, gone)
             continue
-        if is_document(parts[-1]):
-            found.append(Found(Path(PurePosixPath(relative)), relative, objects))
-        else:
+        if not is_document(parts[-1]):
             ignored[PurePosixPath(relative).suffix.lower()] += 1
-    return Walked(found, [], list(left_out.values()), [], [], ignored)
+            continue
+        around = [build for depth in range(len(parts)) for build in builds.get(_folder(parts, depth), [])]
+        if around and (kind := kind_of(around, relative)):
+            made.append(Generated(relative, kind[0].generator.name, kind[1]))
+        else:
+            found.append(Found(Path(PurePosixPath(relative)), relative, objects))
+    return Walked(found, [], list(left_out.values()), [], made, ignored)
+
+
+def _folder(parts: list[str], depth: int) -> str:
+    """The path under DOCS of the folder `depth` levels down `parts`: "" or ending in "/"."""
+    return "".join(f"{part}/" for part in parts[:depth])
+
+
+def _builds(objects: Objects, keys: list[str]) -> dict[str, list[Build]]:
+    """The documentation builds rooted at each folder of the listing, by the folder's path, as the walk tells them."""
+    names: dict[str, set[str]] = {}
+    for relative in keys:
+        parts = relative.split("/")
+        for depth in range(len(parts)):
+            names.setdefault(_folder(parts, depth), set()).add(parts[depth])
+    every = frozenset(keys)
+    return {
+        folder: found
+        for folder, entries in names.items()
+        if (found := recognise(_Folder(objects, every, folder), folder, entries))
+    }
+
+
+@dataclass(frozen=True)
+class _Folder:
+    """A folder of the listing (`prefix`, "" or ending in "/"), as `generated.recognise` reads one."""
+
+    objects: Objects
+    keys: frozenset[str]
+    prefix: str
+
+    def head(self, path: str, size: int) -> bytes | None:
+        return self.objects.head(self.prefix + path, size) if self.is_file(path) else None
+
+    def is_file(self, path: str) -> bool:
+        return self.prefix + path in self.keys
 
 
 def _failure(location: Location, exc: OSError) -> str:

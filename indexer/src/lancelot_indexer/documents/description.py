@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from lancelot_indexer.documents import generated
 from lancelot_indexer.documents.generated import MKDOCS, SPHINX, Build, recognise
 from lancelot_schema import about
 from lancelot_schema.storage import Location
@@ -51,14 +52,6 @@ def _recognised(folder: Path, prefix: str) -> list[Build]:
     return recognise(folder, prefix, names)
 
 
-def _head(path: Path, size: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(size)
-    except OSError:
-        return b""
-
-
 def _text(raw: bytes) -> str:
     return about.cleaned(raw.decode("utf-8", "replace"))
 
@@ -67,12 +60,12 @@ def built(docs: Path) -> str | None:
     """What a documentation build under DOCS calls itself: Sphinx's "PROJECT VERSION", MkDocs' site name."""
     for build in _builds(docs):
         if build.generator is SPHINX:
-            head = _head(build.folder / "objects.inv", _INVENTORY_HEAD)
+            head = generated.head(build.folder, "objects.inv", _INVENTORY_HEAD) or b""
             project, version = _PROJECT.search(head), _VERSION.search(head)
             if project is not None and (name := _text(project[1])):
                 return about.cleaned(f"{name} {_text(version[1]) if version is not None else ''}")
         if build.generator is MKDOCS:
-            title = _TITLE.search(_head(build.folder / "404.html", _PAGE_HEAD))
+            title = _TITLE.search(generated.head(build.folder, "404.html", _PAGE_HEAD) or b"")
             if title is not None and (name := _text(title[1])):
                 return name
     return None
