@@ -261,8 +261,8 @@ def main(
     log_level: str | None,
     watch: bool,
 ) -> None:
-    """Index the documents in DOCS (.md, .txt, .html, .rst, .pdf, .docx) into the LanceDB database at DB: a
-    folder, or a URI on object storage (s3://BUCKET/PREFIX, gs://…, az://…).
+    """Index the documents in DOCS (.md, .txt, .html, .rst, .pdf, .docx; a folder, or s3://BUCKET/PREFIX/) into
+    the LanceDB database at DB: a folder, or a URI on object storage (s3://BUCKET/PREFIX, gs://…, az://…).
 
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
