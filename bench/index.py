@@ -3,12 +3,14 @@ that only strips the same pages with BeautifulSoup's html.parser and get_text(),
 same work with none of Lancelot's code (bench/index_floor.py), the floor no pipeline on Lance can go under; then the
 best ratio that floor allows. The other parts are bench/index_incremental.py's.
 
-    scripts/bench-index [ROUNDS] [PART ...]   (ROUNDS default 3; PART: speed incremental noop memory fts ray,
-                                              default all but fts and ray, run in that order with speed last)
+    scripts/bench-index [ROUNDS] [PART ...]   (ROUNDS default 3; PART: speed incremental noop memory fts ray
+                                              ray-fts ray-parts; default all but fts and the ray ones, speed last)
 
 `ray`: copies of the manual holding at least 100,000 passages, indexed with --ray (a Ray started on this
 machine, one CPU a core) against the local indexer, alternating round by round, the best round of each; and
 what starting and ending a Ray costs here, the overhead a run on a cluster that is already up does not pay.
+`ray-fts`: lance-ray's distributed full-text index build against Lance's one-core one; `ray-parts`: the parts of
+a --ray run (read, embed, write, index) timed one by one (bench/index_ray.py).
 
 For speed, lancelot-index and Lance alone alternate round by round, so that a change of load hits both, and the
 best round of each side counts, as the reference's best round does. beautifulsoup4 lives in a throwaway venv
@@ -22,11 +24,11 @@ import json
 import shutil
 import subprocess
 
-from bench import common, index_floor, index_incremental
+from bench import common, index_floor, index_incremental, index_ray
 
 WORK = common.WORK / "index"
 DOCS = common.POSTGRES_MANUAL
-PARTS = ("speed", *index_incremental.PARTS, "ray")
+PARTS = ("speed", *index_incremental.PARTS, "ray", "ray-fts", "ray-parts")
 RAY_PASSAGES = 100_000
 # Run in a fresh interpreter: the seconds Ray takes to start on this machine and to shut down again.
 RAY_START = r"""
@@ -129,6 +131,12 @@ def main() -> None:
         if part == "ray":
             print()
             on_ray(rounds)
+        elif part == "ray-fts":
+            print()
+            index_ray.fts(rounds)
+        elif part == "ray-parts":
+            print()
+            index_ray.ray_parts(rounds)
         elif part != "speed":
             print()
             index_incremental.PARTS[part](rounds)

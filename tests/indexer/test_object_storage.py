@@ -534,15 +534,6 @@ def test_a_bucket_that_cannot_be_written_is_one_line_naming_it_and_never_the_sec
     assert not list(tmp_path.glob("s3*"))
 
 
-def test_docs_on_object_storage_is_a_usage_error(tmp_path):
-    done = subprocess.run(
-        [BIN / "lancelot-index", "s3://acme-docs/manual", tmp_path / "db"], capture_output=True, text=True
-    )
-    assert done.returncode == 2
-    assert "DOCS is a folder on this machine" in " ".join(done.stderr.split())
-    assert not (tmp_path / "db").exists()
-
-
 def test_an_endpoint_that_is_no_url_is_one_line_before_anything_is_read(env_for, tmp_path):
     environ = env_for(AWS_ENDPOINT_URL="minio.internal:9000")
     done = index(pages(tmp_path / "docs", files=1), "s3://acme-docs/db", environ)

@@ -82,13 +82,16 @@ def _located(value: str) -> storage.Location:
         raise click.BadParameter(str(exc)) from None
 
 
-def _docs(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+def _docs(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
+    """A folder, or the URI of documents on a bucket (located again once the settings are resolved)."""
     location = _located(value)
     if not location.local:
-        raise click.BadParameter(
-            f"{location} is on object storage: DOCS is a folder on this machine (copy the documents here first, "
-            f"for example with `aws s3 sync {location} docs`)."
-        )
+        if location.scheme != "s3":
+            raise click.BadParameter(
+                f"{location} is on a store documents are not read from: give a folder or s3://BUCKET/PREFIX/ "
+                f"(or copy them here first, for example with `gcloud storage rsync` or `azcopy sync`)."
+            )
+        return value
     return location.path if "://" in value else Path(value)
 
 
@@ -237,7 +240,7 @@ def _description(ctx: click.Context, param: click.Parameter, value: str | None) 
     "changes have settled for half a second; one line per rebuild. Ctrl-C stops.",
 )
 def main(
-    docs: Path,
+    docs: Path | str,
     db: str,
     table: str | None,
     description: str | None,
@@ -258,8 +261,8 @@ def main(
     log_level: str | None,
     watch: bool,
 ) -> None:
-    """Index the documents in DOCS (.md, .txt, .html, .rst, .pdf, .docx) into the LanceDB database at DB: a
-    folder, or a URI on object storage (s3://BUCKET/PREFIX, gs://…, az://…).
+    """Index the documents in DOCS (.md, .txt, .html, .rst, .pdf, .docx; a folder, or s3://BUCKET/PREFIX/) into
+    the LanceDB database at DB: a folder, or a URI on object storage (s3://BUCKET/PREFIX, gs://…, az://…).
 
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
@@ -280,6 +283,7 @@ def main(
             log.warning(problem)
         try:
             location = storage.locate(db, resolved.storage)
+            documents = docs if isinstance(docs, Path) else storage.locate(docs, resolved.storage)
         except storage.LocationError as exc:
             raise click.ClickException(str(exc)) from None
         # A folder as written (the summary names it so); a file:// URI names its folder.
@@ -324,14 +328,20 @@ def main(
         if watch:
             from lancelot_indexer import watch as watching
 
+            if not isinstance(documents, Path):
+                raise click.UsageError(
+                    "--watch follows a folder on this machine: run lancelot-index again for a bucket."
+                )
+            folder = documents
+
             def build_once() -> Report:
                 nonlocal writing
                 writing = False  # what a stop says is about this rebuild
-                return build(docs, database, options, extension=vectors(None), on_write=started_writing)
+                return build(folder, database, options, extension=vectors(None), on_write=started_writing)
 
             shown = click.echo if not quiet else lambda text: None
             watching.run(
-                docs, database, options, out=shown, err=lambda text: click.echo(text, err=True), build_once=build_once
+                folder, database, options, out=shown, err=lambda text: click.echo(text, err=True), build_once=build_once
             )
             # A stop while waiting: nothing was being written.
             shown("Stopped watching.")
@@ -339,7 +349,7 @@ def main(
         with bar(not quiet) as on_progress:
             extension = vectors(on_progress)
             report = build(
-                docs, database, options, on_progress=on_progress, extension=extension, on_write=started_writing
+                documents, database, options, on_progress=on_progress, extension=extension, on_write=started_writing
             )
     except (IndexerError, stored.StoredSettingsError) as exc:
         # A name in the message (DOCS, DB) is shown printable: it cannot add a line after "Error:".

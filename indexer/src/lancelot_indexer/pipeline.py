@@ -41,8 +41,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from lancelot_indexer import __version__, log, memory
+from lancelot_indexer.documents import bucket, empty, swapped
 from lancelot_indexer.documents import description as described
-from lancelot_indexer.documents import empty, swapped
 from lancelot_indexer.documents.changes import Changes, changes
 from lancelot_indexer.documents.collect import (
     DEFAULT_FILE_MEMORY,
@@ -125,7 +125,7 @@ def metadata(
     link: str | None = None,
     language: str = languages.DEFAULT,
     exclude: tuple[str, ...] = (),
-    source: Path | None = None,
+    source: Path | Location | None = None,
     keep_generated: bool = False,
 ) -> dict[str, str]:
     stamp = {
@@ -142,11 +142,11 @@ def metadata(
     if link is not None:
         stamp[layout.META_LINK_TEMPLATE] = link
     if source is not None:
-        stamp[layout.META_SOURCE] = str(source.absolute())
+        stamp[layout.META_SOURCE] = str(source.absolute() if isinstance(source, Path) else source)
     return stamp
 
 
-def _stamp(options: Options, docs: Path) -> dict[str, str]:
+def _stamp(options: Options, docs: Path | Location) -> dict[str, str]:
     return metadata(
         options.chunk_size, options.link, options.language, options.exclude, docs, keep_generated=options.keep_generated
     )
@@ -154,9 +154,10 @@ def _stamp(options: Options, docs: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class _Run:
-    """What a run is given, resolved: the folder, the database, the options, the stamp and what the walk found."""
+    """What a run is given, resolved: the documents (a folder, or a bucket's prefix), the database, the options,
+    the stamp and what the walk found."""
 
-    docs: Path
+    docs: Path | Location
     db: Path | Location  # as given, for the report
     location: Location
     options: Options
@@ -192,7 +193,7 @@ class Plan:
 
 
 def build(
-    docs: Path,
+    docs: Path | Location,
     db: Path | Location,
     options: Options | None = None,
     *,
@@ -200,23 +201,27 @@ def build(
     extension: Extension | None = None,
     on_write: Callable[[], None] | None = None,
 ) -> Report:
-    """Index `docs` into table `options.table` of the database at `db` (a folder, or a `Location` such as a
-    bucket's), replacing it atomically.
+    """Index `docs` (a folder, or an s3:// `Location`: `documents/bucket.py`) into table `options.table` of the
+    database at `db` (a folder, or a `Location` such as a bucket's), replacing it atomically.
 
     `on_write` is called just before the first change to the database (a stop before it changed nothing).
     """
     options = options or Options()
     started = time.perf_counter()
-    swapped.check(docs, db)
-    require_folder(docs)
+    if isinstance(docs, Path):
+        swapped.check(docs, db)
+        require_folder(docs)
     location = database.located(db)
     memory.limit_arenas()
     stamp = _stamp(options, docs)
     wanted = sources.settings_of({**stamp, **(extension.settings() if extension is not None else {})})
-    found = walked(docs, options.exclude, leave_generated=not options.keep_generated)
+    if isinstance(docs, Path):
+        found = walked(docs, options.exclude, leave_generated=not options.keep_generated)
+    else:
+        found = bucket.listed(docs, options.exclude, leave_generated=not options.keep_generated)
     run = _Run(docs, db, location, options, stamp, wanted, found, extension, on_progress)
     with (
-        _engine(options) as engine,
+        _engine(options, extension) as engine,
         Reader(
             options.chunk_size,
             len(found.found),
@@ -255,14 +260,16 @@ def build(
 
 
 @contextlib.contextmanager
-def _engine(options: Options) -> Iterator[Engine | None]:
-    """Where the documents are read: here (None), or in Ray tasks with --ray."""
+def _engine(options: Options, extension: Extension | None) -> Iterator[Engine | None]:
+    """Where the documents are read, and the extension's work done: here (None), or in Ray tasks with --ray."""
     if options.ray is None:
         yield None
         return
     from lancelot_indexer.documents.ray_tasks import Cluster  # Ray only with --ray
 
     with Cluster(options.ray, cpus=options.workers, file_timeout=options.file_timeout) as cluster:
+        if extension is not None:
+            extension.use(cluster)
         yield cluster
 
 
@@ -279,7 +286,8 @@ def _plan(run: _Run, reader: Reader) -> Plan:
     known = sources.known(previous if full is None else None)
     changed = changes(run.found.found, known.files, known.left_out)
     given = options.description or (previous.description if previous is not None else "")
-    return Plan(copy, cached, previous, full, changed, known.reread, given or described.built(run.docs) or "")
+    built = described.built(run.docs) if isinstance(run.docs, Path) else None
+    return Plan(copy, cached, previous, full, changed, known.reread, given or built or "")
 
 
 def _apply(
@@ -341,7 +349,7 @@ def _apply(
     return result, description
 
 
-def _titled(batches: Iterator[Columns], docs: Path, stamp: dict[str, str]) -> Iterator[Columns]:
+def _titled(batches: Iterator[Columns], docs: Path | Location, stamp: dict[str, str]) -> Iterator[Columns]:
     """The batches, their documents' titles counted; once they end, `stamp` holds the description they make:
     the suffix most titles share, else DOCS's name (a build's own name was looked for before)."""
     titles = described.Titles()

@@ -189,8 +189,12 @@ _CREDENTIALS = {
     "gs": "GOOGLE_APPLICATION_CREDENTIALS, or the service account this runs as",
     "az": "AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN, or the identity this runs as",
 }
-# Error codes in the services' answers (S3's, and the S3-compatible servers'), as Lance quotes them.
-_REFUSED_KEYS = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId")
+# Error codes in the services' answers (S3's, and the S3-compatible servers'), as Lance quotes them, and as
+# pyarrow's S3 client does (the indexer's, for documents on a bucket: INVALID_ACCESS_KEY_ID).
+_REFUSED_KEYS = (
+    "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId",
+    "INVALID_ACCESS_KEY_ID", "SIGNATURE_DOES_NOT_MATCH", "EXPIRED_TOKEN",
+)  # fmt: skip
 _NO_CREDENTIALS = ("CredentialsNotLoaded", "no providers in chain", "Failed to get AWS credentials")
 _DENIED = ("AccessDenied", "lacked the necessary privileges", "403 Forbidden", "status: 403")
 _UNREACHABLE = {
@@ -201,6 +205,7 @@ _UNREACHABLE = {
     "Timeout": "timed out",
     "tcp connect error": "cannot connect",
     "error sending request": "cannot connect",
+    "Couldn't connect to server": "cannot connect",
 }
 
 
@@ -218,7 +223,7 @@ def failure(location: Location, error: BaseException, doing: str = "read") -> st
     scheme = "s3" if location.scheme in S3_SCHEMES else "az" if location.scheme in ("az", "abfss") else "gs"
     endpoint = location.options.get("aws_endpoint")
     at = f" at {shown(endpoint)}" if endpoint else ""
-    if "NoSuchBucket" in text or "ContainerNotFound" in text:
+    if any(sign in text for sign in ("NoSuchBucket", "NO_SUCH_BUCKET", "ContainerNotFound")):
         return f"The bucket {location.bucket} of {location} does not exist{at}: check the bucket name."
     code = next((code for code in _REFUSED_KEYS if code in text), None)
     if code is not None or "status: 401" in text:

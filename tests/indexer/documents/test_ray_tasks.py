@@ -27,6 +27,10 @@ from lancelot_indexer.documents import ray_tasks
 from lancelot_indexer.documents.collect import read_document, walked
 from lancelot_indexer.documents.walk import Found
 from lancelot_indexer.documents.workers import over_time
+from lancelot_indexer.embedding import tasks
+from lancelot_indexer.embedding.embed import Limits
+from lancelot_indexer.embedding.vectors import VectorExtension
+from lancelot_indexer.errors import EmbeddingKeyError
 from lancelot_indexer.pipeline import Options, Report, build
 from lancelot_schema import layout, storage
 from lancelot_schema.settings import Storage
@@ -46,10 +50,18 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray(tmp_path_factory: pytest.TempPathFactory):
+def local_ray(tmp_path_factory: pytest.TempPathFactory, s3_server):
     # Ray's sockets live under its temp folder and a socket's path is at most 107 bytes: a short folder.
     folder = tmp_path_factory.mktemp("ray")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(folder))
+    # The workers' own credentials, as a cluster's nodes have theirs: they read documents on the test's bucket.
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        _temp_dir=str(folder),
+        runtime_env={"env_vars": s3_server.env()},
+    )
     yield
     ray.shutdown()
 
@@ -111,6 +123,28 @@ def test_a_table_on_a_bucket_built_on_ray_is_the_one_a_local_run_writes_in_a_fol
     assert reasons(on_ray) == reasons(local)
     (docs / "added.md").write_text("# Added\n\nA brand new quokka page.\n", encoding="utf-8")
     again = build(docs, bucket, Options(ray=ray_tasks.LOCAL))
+    assert (again.read, again.kept) == (1, on_ray.documents)
+
+
+def test_documents_on_a_bucket_read_in_ray_tasks_give_the_local_table_on_a_bucket(s3_server, aws_env, tmp_path):
+    aws_env(s3_server.env())
+    docs = folder(tmp_path / "docs")
+    for parent, names, files in os.walk(docs):  # a bucket has no links: the folder without them
+        for name in [*names, *files]:
+            if (Path(parent) / name).is_symlink():
+                (Path(parent) / name).unlink()
+    name, settings = s3_server.bucket(), Storage(endpoint=s3_server.endpoint, region=REGION)
+    s3_server.upload(docs, name, "docs")
+    documents, db = storage.locate(f"s3://{name}/docs/", settings), storage.locate(f"s3://{name}/db", settings)
+    on_ray = build(documents, db, Options(ray=ray_tasks.LOCAL))
+    local = build(docs, tmp_path / "local")
+    (rows, indexes, stamps), theirs = table(db), table(tmp_path / "local")
+    assert stamps.pop(layout.META_SOURCE.encode()) == str(documents).encode()
+    theirs[2].pop(layout.META_SOURCE.encode())
+    assert (rows, indexes, stamps) == theirs
+    assert on_ray.documents == local.documents > 40 and reasons(on_ray) == reasons(local)
+    s3_server.client().put_object(Bucket=name, Key="docs/added.md", Body=b"# Added\n\nA brand new quokka page.\n")
+    again = build(documents, db, Options(ray=ray_tasks.LOCAL))
     assert (again.read, again.kept) == (1, on_ray.documents)
 
 
@@ -181,6 +215,63 @@ def test_searches_through_the_real_server_during_ray_rebuilds_never_err_and_see_
     docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
     build(docs, db, Options(ray=ray_tasks.LOCAL))
     searches_during_rebuilds(docs, db, lambda: build(docs, db, Options(ray=ray_tasks.LOCAL)), rebuilds=3)
+
+
+def embedding_in(log: Path):
+    """A task body that notes each slice of texts it embeds, and in which process, then embeds it as Ray's tasks do."""
+    original = tasks.embed_slice
+
+    def embed_slice(given, texts):
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()} {len(texts)}\n")
+        return original(given, texts)
+
+    return embed_slice
+
+
+def test_embeddings_are_made_in_ray_tasks_within_the_bound_and_unchanged_vectors_are_reused(
+    tmp_path, monkeypatch, embedding_server
+):
+    docs, db, log = folder(tmp_path / "docs"), tmp_path / "db", tmp_path / "embed.log"
+    log.touch()
+    monkeypatch.setattr(tasks, "embed_slice", embedding_in(log))
+
+    def vectors(concurrency: int = 2) -> VectorExtension:
+        url = embedding_server.url
+        # Requests of 8 texts at most: many tasks out of a small folder.
+        limits = Limits(max_inputs=8)
+        return VectorExtension(model="test-8", api_key="sk-test", base_url=url, concurrency=concurrency, limits=limits)
+
+    # One request at a time, however many tasks there are; answers slow enough that unbounded tasks overlap.
+    embedding_server.slow_next(0.2, times=1000)
+    on_ray = vectors(concurrency=1)
+    build(docs, db, Options(ray=ray_tasks.LOCAL), extension=on_ray)
+    slices = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    assert len(slices) > 4 and all(int(pid) != os.getpid() for pid, _ in slices)  # embedded by Ray's workers
+    assert on_ray.report is not None and sum(int(size) for _, size in slices) == embedding_server.input_count
+    assert embedding_server.stats()["max_in_flight"] == 1  # --embed-concurrency, across all the tasks
+    embedding_server.reset()
+    local = vectors()
+    build(docs, tmp_path / "local", Options(workers=2), extension=local)
+    assert table(db) == table(tmp_path / "local")  # the same vectors, stamps and indexes
+    assert local.report is not None and on_ray.report.embedded == local.report.embedded
+    # A rebuild embeds the changed page's passage only, in a task; every other vector is reused.
+    log.write_text("", encoding="utf-8")
+    (docs / "pages" / "page07.md").write_text("# Page 7\n\nNew text about pinions.\n", encoding="utf-8")
+    again = vectors()
+    build(docs, db, Options(ray=ray_tasks.LOCAL), extension=again)
+    assert again.report is not None and (again.report.embedded, again.report.reused) == (1, local.report.embedded - 1)
+    assert [size for _, size in (line.split() for line in log.read_text(encoding="utf-8").splitlines())] == ["1"]
+
+
+def test_a_key_refused_in_a_task_stops_the_run_with_the_local_error_and_no_table(tmp_path, embedding_server):
+    docs = folder(tmp_path / "docs")
+    refused = VectorExtension(model="test-8", api_key="sk-wrong", base_url=embedding_server.url)
+    with pytest.raises(EmbeddingKeyError) as raised:
+        build(docs, tmp_path / "db", Options(ray=ray_tasks.LOCAL), extension=refused)
+    assert type(raised.value) is EmbeddingKeyError  # itself, not Ray's error wrapping it
+    assert str(raised.value).startswith(f"{embedding_server.url.split('//')[1].split('/')[0]} refused the API key")
+    assert not (tmp_path / "db" / "documents.lance").exists()
 
 
 def found(tmp_path: Path, names: list[str]) -> list[Found]:

@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lancelot_indexer.documents.collect import BINARY, read_bytes
+from lancelot_indexer.documents.collect import BINARY, content
 from lancelot_indexer.documents.generated import Generated
 from lancelot_indexer.documents.walk import Found
 from lancelot_indexer.readers import formats
@@ -40,7 +40,7 @@ def _fingerprint(found: Found) -> tuple[str, str] | None:
     """The file's SHA-256 and encoding (BINARY for a PDF or Word file, which is not decoded); None when it cannot be
     read or decoded (the reader will say why)."""
     try:
-        data = read_bytes(found.path)
+        data = content(found)
         binary = formats.format_of(found.path).binary
         return hashlib.sha256(data).hexdigest(), BINARY if binary else encoding_of(data)
     except Exception:  # whatever it is, reading the file again reports it

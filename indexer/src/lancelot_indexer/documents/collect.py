@@ -127,6 +127,11 @@ def read_bytes(path: Path) -> bytes:
         raise Unreadable(f"unreadable: {exc.strerror or exc}") from exc
 
 
+def content(found: Found) -> bytes:
+    """The document's bytes: its file's, or its object's on a bucket."""
+    return read_bytes(found.path) if found.store is None else found.store.read(found.relative)
+
+
 def read_document(
     found: Found, chunk_size: int, keep_generated: bool = False, file_memory: int | None = None
 ) -> Outcome:
@@ -143,7 +148,7 @@ def read_document(
 
 
 def _read(found: Found, chunk_size: int, keep_generated: bool, file_memory: int | None) -> Outcome:
-    data = read_bytes(found.path)
+    data = content(found)
     encoding, document = parse(found, data)
     if document.generated is not None and not keep_generated:
         generator, kind = document.generated
@@ -213,9 +218,11 @@ def empty_columns() -> Columns:
 
 class Engine(Protocol):
     """Reads files elsewhere than in this machine's worker processes (`ray_tasks.Cluster`): `read(item)` for
-    every item, in order, or why it could not be read."""
+    every item, in order, or why it could not be read; and runs other work there (`map`: --embed's requests)."""
 
     def outcomes(self, read: Callable[[Found], Outcome], found: Sequence[Found]) -> Iterator[Outcome]: ...
+
+    def map(self, function: Callable[[Any], Any], items: Sequence[Any], in_flight: int) -> Iterator[Any]: ...
 
 
 class Reader:

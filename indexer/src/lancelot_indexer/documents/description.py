@@ -16,8 +16,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from lancelot_indexer.documents import generated
 from lancelot_indexer.documents.generated import MKDOCS, SPHINX, Build, recognise
 from lancelot_schema import about
+from lancelot_schema.storage import Location
 
 # Sphinx's inventory starts with four lines of text, then its zlib body: `# Project: NAME` and `# Version: V`.
 _INVENTORY_HEAD = 1024
@@ -50,14 +52,6 @@ def _recognised(folder: Path, prefix: str) -> list[Build]:
     return recognise(folder, prefix, names)
 
 
-def _head(path: Path, size: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(size)
-    except OSError:
-        return b""
-
-
 def _text(raw: bytes) -> str:
     return about.cleaned(raw.decode("utf-8", "replace"))
 
@@ -66,12 +60,12 @@ def built(docs: Path) -> str | None:
     """What a documentation build under DOCS calls itself: Sphinx's "PROJECT VERSION", MkDocs' site name."""
     for build in _builds(docs):
         if build.generator is SPHINX:
-            head = _head(build.folder / "objects.inv", _INVENTORY_HEAD)
+            head = generated.head(build.folder, "objects.inv", _INVENTORY_HEAD) or b""
             project, version = _PROJECT.search(head), _VERSION.search(head)
             if project is not None and (name := _text(project[1])):
                 return about.cleaned(f"{name} {_text(version[1]) if version is not None else ''}")
         if build.generator is MKDOCS:
-            title = _TITLE.search(_head(build.folder / "404.html", _PAGE_HEAD))
+            title = _TITLE.search(generated.head(build.folder, "404.html", _PAGE_HEAD) or b"")
             if title is not None and (name := _text(title[1])):
                 return name
     return None
@@ -98,6 +92,7 @@ class Titles:
         return suffix if number >= 2 and 2 * number >= self.documents else None
 
 
-def folder_name(docs: Path) -> str:
-    """DOCS's own name ("documents" for a folder without one, such as /)."""
-    return about.cleaned(docs.resolve().name) or "documents"
+def folder_name(docs: Path | Location) -> str:
+    """DOCS's own name, a bucket prefix's last part ("documents" for a folder without one, such as /)."""
+    name = docs.resolve().name if isinstance(docs, Path) else (docs.prefix or docs.bucket or "").rpartition("/")[2]
+    return about.cleaned(name) or "documents"

@@ -13,6 +13,7 @@ from lancelot_indexer.documents.walk import Skipped
 from lancelot_indexer.errors import EmptyDocsError
 from lancelot_indexer.readers.formats import FORMATS
 from lancelot_indexer.wording import count
+from lancelot_schema.storage import Location
 
 # Suffixes named one by one before the rest are counted together.
 SHOWN_SUFFIXES = 6
@@ -20,7 +21,12 @@ SHOWN_SKIPPED = 3
 
 
 def error(
-    docs: Path, found: Walked, skipped: list[Skipped], unmatched: list[str], table: str | None, generated: int = 0
+    docs: Path | Location,
+    found: Walked,
+    skipped: list[Skipped],
+    unmatched: list[str],
+    table: str | None,
+    generated: int = 0,
 ) -> EmptyDocsError:
     """The error of a run over `docs` that found nothing to index; `table` names the table it leaves as it
     was, None when there is none (nothing was written); `generated` counts the generated pages left out."""

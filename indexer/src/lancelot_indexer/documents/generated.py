@@ -18,6 +18,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -124,12 +125,37 @@ def _compiled(globs: Sequence[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?P<g{index}>{_regex(glob)})" for index, glob in enumerate(globs)))
 
 
+class Listing(Protocol):
+    """A folder of DOCS that is not one here (a prefix on a bucket: `bucket.py`), as telling a build reads it."""
+
+    def head(self, path: str, size: int) -> bytes | None:
+        """The first `size` bytes of the file at `path` below it; None when there is none."""
+        ...
+
+    def is_file(self, path: str) -> bool: ...
+
+
+def head(folder: Path | Listing, path: str, size: int) -> bytes | None:
+    """The first `size` bytes of the file at `path` below `folder`; None when it cannot be read."""
+    if not isinstance(folder, Path):
+        return folder.head(path, size)
+    try:
+        with (folder / path).open("rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return None
+
+
+def _is_file(folder: Path | Listing, path: str) -> bool:
+    return (folder / path).is_file() if isinstance(folder, Path) else folder.is_file(path)
+
+
 @dataclass(frozen=True)
 class Build:
     """A documentation build: its generator, and its root (`folder`, `prefix` under DOCS: "" or ending in "/")."""
 
     generator: Generator
-    folder: Path
+    folder: Path | Listing
     prefix: str
 
     def kind_of(self, relative: str) -> Kind | None:
@@ -152,22 +178,19 @@ class Build:
             if page.endswith(suffix) and len(page) > len(suffix):
                 page = page.removesuffix(suffix)
                 break
-        return (self.folder / f"{page}.html").is_file() or (self.folder / page / "index.html").is_file()
+        return _is_file(self.folder, f"{page}.html") or _is_file(self.folder, f"{page}/index.html")
 
 
 _PATTERNS = {generator.name: _compiled([glob for glob, _ in generator.rules]) for generator in GENERATORS}
 _COPIES = {generator.name: _compiled(generator.with_page) if generator.with_page else None for generator in GENERATORS}
 
 
-def _marked(folder: Path, path: str, signature: bytes | None) -> bool:
-    try:
-        with (folder / path).open("rb") as handle:
-            return signature is None or signature in handle.read(1024)
-    except OSError:
-        return False
+def _marked(folder: Path | Listing, path: str, signature: bytes | None) -> bool:
+    first = head(folder, path, 1024)
+    return first is not None and (signature is None or signature in first)
 
 
-def recognise(folder: Path, prefix: str, names: Collection[str]) -> list[Build]:
+def recognise(folder: Path | Listing, prefix: str, names: Collection[str]) -> list[Build]:
     """The builds rooted at `folder` (its path under DOCS is `prefix`), by the names of its entries."""
     return [
         Build(generator, folder, prefix)

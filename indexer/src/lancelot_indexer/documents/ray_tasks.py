@@ -30,7 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType, TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from lancelot_indexer.documents.collect import Outcome
 from lancelot_indexer.documents.walk import Found
@@ -75,6 +75,15 @@ def _reachable(address: str) -> None:
         ) from None
 
 
+def _not_installed(exc: Any) -> None:
+    """A task that failed as its worker could not import the indexer says so, once, for the whole run."""
+    if isinstance(exc.cause, ImportError):
+        raise ClusterError(
+            f"The Ray workers cannot run the indexer ({exc.cause}): install lancelot-indexer on the "
+            "cluster's nodes, or give it in the job's runtime environment (docs/ray.md)."
+        ) from None
+
+
 class _OverTime(BaseException):
     """Raised in a task by its alarm: not an Exception, so that `read_document` does not take it for a reader's."""
 
@@ -103,6 +112,15 @@ def _read_files(read: Callable[[Found], Outcome], files: Sequence[Found], limit:
     return outcomes
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _call(function: Callable[[T], R], item: T) -> R:
+    """A task of `Cluster.map`."""
+    return function(item)
+
+
 @dataclass(frozen=True)
 class _Task:
     files: Sequence[Found]
@@ -120,6 +138,7 @@ class Cluster:
         self._started = False
         self._ray: ModuleType | None = None
         self._task: Any = None
+        self._call: Any = None
 
     def __enter__(self) -> Cluster:
         return self
@@ -165,6 +184,8 @@ class Cluster:
             self._started = True
         self._ray = ray
         self._task = ray.remote(num_cpus=1, max_retries=0)(_read_files)
+        # No CPU of the cluster's: these tasks wait on an endpoint, beside the reading tasks, not behind them.
+        self._call = ray.remote(num_cpus=0, max_retries=2)(_call)
         return ray
 
     def outcomes(self, read: Callable[[Found], Outcome], found: Sequence[Found]) -> Iterator[Outcome]:
@@ -183,6 +204,26 @@ class Cluster:
             for task in pending:  # stopped early: the cluster need not read on for nobody
                 ray.cancel(task.ref, force=True)
 
+    def map(self, function: Callable[[T], R], items: Sequence[T], in_flight: int) -> Iterator[R]:
+        """`function(item)` for every item, each in a task of its own, at most `in_flight` at once, in order. A
+        task whose worker died is run again (twice at most: `function` must be safe to repeat); what it raised
+        is raised here as itself, not wrapped in Ray's error."""
+        ray = self._connect()
+        waiting = deque(items)
+        pending: deque[Any] = deque()
+        try:
+            while waiting or pending:
+                while waiting and len(pending) < in_flight:
+                    pending.append(self._call.remote(function, waiting.popleft()))
+                try:
+                    yield ray.get(pending.popleft())
+                except ray.exceptions.RayTaskError as exc:
+                    _not_installed(exc)
+                    raise exc.cause from None
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
     def _submit(self, read: Callable[[Found], Outcome], files: Sequence[Found]) -> _Task:
         return _Task(files, self._task.remote(read, files, self._limit))
 
@@ -197,11 +238,7 @@ class Cluster:
             ray.cancel(task.ref, force=True)
             reason = over_time(self._limit or 0.0)  # the reason when the task read one file
         except errors.RayTaskError as exc:
-            if isinstance(exc.cause, ImportError):
-                raise ClusterError(
-                    f"The Ray workers cannot run the indexer ({exc.cause}): install lancelot-indexer on the "
-                    "cluster's nodes, or give it in the job's runtime environment (docs/ray.md)."
-                ) from None
+            _not_installed(exc)
             raise  # a bug: read_document turns every reader's error into a reason
         except (
             errors.WorkerCrashedError,

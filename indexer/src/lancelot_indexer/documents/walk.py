@@ -19,17 +19,26 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Protocol
 
 from lancelot_indexer.documents.generated import Build, Generated, kind_of, recognise
 from lancelot_indexer.readers.formats import ENDINGS
 
 
+class Store(Protocol):
+    """Where a document's bytes are when they are not in a file here: a bucket (`bucket.Objects`)."""
+
+    def read(self, relative: str) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class Found:
-    """A document to read: its absolute path and its path relative to DOCS, with forward slashes."""
+    """A document to read: its absolute path and its path relative to DOCS, with forward slashes; on a bucket,
+    `store` holds it and `path` is only `relative` (its name and suffix say its format)."""
 
     path: Path
     relative: str
+    store: Store | None = None
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from lancelot_indexer.documents.collect import Engine
 from lancelot_indexer.embedding.embed import Limits, Retry, embed_texts, endpoint_host
+from lancelot_indexer.embedding.tasks import embed_in_tasks
 from lancelot_schema import layout
 
 if TYPE_CHECKING:
@@ -126,6 +129,11 @@ class VectorExtension:
         self.limits, self.retry = limits, retry
         self.report: EmbedReport | None = None
         self._stored: tuple[Any, Stored] | None = None  # for the table it was made for
+        self._engine: Engine | None = None
+
+    def use(self, engine: Engine | None) -> None:
+        """Embed in `engine`'s tasks (a Ray cluster: `tasks.py`) from now on; None: here."""
+        self._engine = engine
 
     def settings(self) -> dict[str, str]:
         """What it stamps, known before any text is embedded: a table stamped otherwise is embedded anew."""
@@ -170,7 +178,8 @@ class VectorExtension:
         # Also for logs without a terminal (CI), where no progress bar is drawn: a long wait is announced.
         log.info("embedding", texts=len(to_embed), reused=reused, model=self.model, host=endpoint_host(self.base_url))
         started = time.perf_counter()
-        embedded = embed_texts(
+        embed = embed_texts if self._engine is None else partial(embed_in_tasks, self._engine)
+        embedded = embed(
             to_embed,
             model=self.model,
             api_key=self.api_key,

@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from lancelot_indexer import memory
-from lancelot_indexer.documents.collect import Columns
+from lancelot_indexer.documents.collect import Columns, Engine
 from lancelot_indexer.writing import sources
 from lancelot_schema import layout
 from lancelot_schema.storage import Location
@@ -45,13 +45,16 @@ class Target:
 class Extension(Protocol):
     """Adds columns (and metadata) to the rows before they are written, a batch at a time; `current` is the
     table now. `settings` is the part of its stamp known beforehand: a table stamped otherwise is rebuilt whole.
-    `kept` is told, last, how many rows stayed as they were (their columns too; `width`: of the table's vectors)."""
+    `kept` is told, last, how many rows stayed as they were (their columns too; `width`: of the table's vectors).
+    `use` is told first where the documents are read (a Ray cluster, or None: here), to do its work there too."""
 
     def settings(self) -> dict[str, str]: ...
 
     def extend(self, rows: pa.Table, current: lance.LanceDataset | None) -> tuple[pa.Table, dict[str, str]]: ...
 
     def kept(self, rows: int, width: int) -> None: ...
+
+    def use(self, engine: Engine | None) -> None: ...
 
 
 def load_writer() -> None:
