@@ -402,27 +402,36 @@ cli.main()
 """
 
 
-def test_two_indexers_writing_one_bucket_at_once_one_succeeds_and_the_other_is_refused(bucket_db, env_for, tmp_path):
+def test_two_indexers_writing_one_bucket_at_once_one_succeeds_and_the_other_is_refused(
+    s3_server, bucket_db, env_for, tmp_path
+):
     uri, location = bucket_db.uri, bucket_db.location
     environ = env_for()
     assert index(pages(tmp_path / "first", files=30), uri, environ, "--quiet").returncode == 0
     editions = {
         name: pages(tmp_path / name, files=30, edition=n, word=name) for n, name in enumerate(["red", "blue"], 1)
     }
-    started = [
-        subprocess.Popen(
-            [BIN / "lancelot-index", "--quiet", docs, uri],
-            env=environ,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for docs in editions.values()
-    ]
-    outcomes = {
-        name: (*process.communicate(timeout=300), process.returncode)
-        for name, process in zip(editions, started, strict=True)
-    }
+    # A round trip of 30 ms a request: the winner's run (over a hundred requests) then outlasts the seconds
+    # by which a loaded machine may start the other later (without it, under load, the two once ran one
+    # after the other and both succeeded).
+    s3_server.slow_down(30)
+    try:
+        started = [
+            subprocess.Popen(
+                [BIN / "lancelot-index", "--quiet", docs, uri],
+                env=environ,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for docs in editions.values()
+        ]
+        outcomes = {
+            name: (*process.communicate(timeout=300), process.returncode)
+            for name, process in zip(editions, started, strict=True)
+        }
+    finally:
+        s3_server.slow_down(0)
     codes = sorted(code for _, _, code in outcomes.values())
     assert codes == [0, 1], outcomes
     (winner,) = [name for name, (_, _, code) in outcomes.items() if code == 0]
