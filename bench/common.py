@@ -141,6 +141,17 @@ def copies(
     return folder
 
 
+def linked(pool: Path, folder: Path, count: int) -> Path:
+    """`folder` holding the first `count` copies of `pool` (made by `copies`) as hard links: no disk, and distinct
+    files for the walk, since each copy of the pool is a real one."""
+    for number in range(count):
+        copy = folder / f"copy-{number:02d}"
+        if not copy.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["cp", "-al", pool / copy.name, copy], check=True)
+    return folder
+
+
 def copies_for(
     passages: int,
     sources: dict[str, Path],

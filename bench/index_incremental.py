@@ -43,14 +43,7 @@ def copies(count: int) -> Path:
 
 def corpus(name: str, count: int) -> Path:
     """A folder holding the first `count` copies, as hard links (no disk; distinct files for the walk)."""
-    source = copies(count)
-    folder = WORK / name
-    for number in range(count):
-        copy = folder / f"copy-{number:02d}"
-        if not copy.exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["cp", "-al", source / f"copy-{number:02d}", copy], check=True)
-    return folder
+    return common.linked(copies(count), WORK / name, count)
 
 
 def index(docs: Path, db: Path, *extra: str) -> tuple[float, str]:

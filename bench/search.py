@@ -120,12 +120,16 @@ def reads_in_process(db: Path, ids: list[str], sources: list[str], rounds: int) 
                 timed("search", lambda q=query: tools.search(q, "text"))
             for id in ids:
                 timed("id", lambda i=id: tools.read(id=i))
-                # What a read by id asks LanceDB: passage 0's `passages` (the count), then the window around N.
+                # What a read by id asks Lance: the document's rows by number (the `path` index), then the window
+                # around N taken by row id.
                 source, number = id.rpartition("#")[0], int(id.rpartition("#")[2])
-                count = documents.query(handle, source, 0, 0, [layout.PASSAGES])
-                timed("count", lambda q=count: q.to_arrow())
-                window = documents.query(handle, source, number - 1, number + 2, columns)
-                timed("window", lambda q=window: q.to_arrow())
+                lookup = documents.lookup(handle, source)
+                timed("count", lambda q=lookup: q.to_arrow())
+                found = lookup.to_arrow()
+                numbers, row_ids = found.column(layout.PASSAGE).to_pylist(), found.column("_rowid").to_pylist()
+                numbered = dict(zip(numbers, row_ids, strict=True))
+                rows = [numbered[n] for n in range(number - 1, number + 3) if n in numbered]
+                timed("window", lambda r=rows: handle.take_row_ids(r).select(columns).to_arrow())
             for source in sources:
                 timed("source", lambda s=source: tools.read(source=s))
     finally:
@@ -225,8 +229,8 @@ def main() -> None:
         ("raw LanceDB: read the text column of the table", reference["text"]),
         (f"`lancedb_read` by id ({len(ids)} hits' ids, before 1, after 2), over stdio", stdio["id"]),
         ("in process: `Tools.read` by id", local["id"]),
-        ("raw LanceDB: the passage count (passage 0's `passages`, B-tree lookup)", local["count"]),
-        ("raw LanceDB: the window (passages N-1 to N+2, B-tree lookup)", local["window"]),
+        ("raw Lance: the document's rows by number and its passage count (`path` B-tree lookup)", local["count"]),
+        ("raw Lance: the window (passages N-1 to N+2, taken by row id)", local["window"]),
         (f"`lancedb_read` by source ({len(sources)} hits' sources, from 0), over stdio", stdio["source"]),
         ("in process: `Tools.read` by source", local["source"]),
     ]

@@ -160,10 +160,12 @@ def test_table_passage_size_and_no_fts_options(docs, tmp_path):
     result = CliRunner().invoke(main, ["--table", "notes", "--passage-size", "200", "--no-fts", str(docs), str(db)])
     assert result.exit_code == 0, result.output
     table = lancedb.connect(db).open_table("notes")
-    # No full-text index; the B-tree indexes that reads use are built whatever --no-fts says.
+    # No full-text index; the B-tree indexes that reads use, and the file types' bitmap that filters use, are
+    # built whatever --no-fts says.
     assert sorted((index.index_type, *index.columns) for index in table.list_indices()) == [
         ("BTree", "passage"),
         ("BTree", "path"),
+        ("Bitmap", "file_type"),
     ]
     assert max(len(text) for text in table.to_arrow()["text"].to_pylist()) <= 200
 

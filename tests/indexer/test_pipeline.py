@@ -170,7 +170,7 @@ def test_no_fts_drops_an_existing_index(docs, tmp_path):
     build(docs, db)
     build(docs, db, Options(fts=False))
     indexes = lancedb.connect(db).open_table("documents").list_indices()
-    assert sorted(index.index_type for index in indexes) == ["BTree", "BTree"]
+    assert sorted(index.index_type for index in indexes) == ["BTree", "BTree", "Bitmap"]  # no full-text index left
 
 
 def test_an_index_with_other_tokenizer_options_is_rebuilt_with_ours(docs, tmp_path):

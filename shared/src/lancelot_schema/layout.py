@@ -88,6 +88,9 @@ def tag_key(tag: str) -> str:
 FULL_TEXT_COLUMNS: tuple[str, ...] = (TEXT, TITLE, HEADING)
 # Columns the indexer builds a scalar (B-tree) index on: reading a document filters on them.
 SCALAR_INDEXED_COLUMNS: tuple[str, ...] = (PATH, PASSAGE)
+# Filter columns the indexer gives a bitmap index (few distinct values), so that a search filtered by them finds
+# its rows in the index rather than by reading the column for every row of the table.
+BITMAP_INDEXED_COLUMNS: tuple[str, ...] = (FILE_TYPE,)
 
 # Where a hit's source comes from: the first of these columns that is non-empty. The first two are
 # what AnythingLLM writes; `path` is ours.

@@ -131,8 +131,8 @@ def test_new_vectors_replace_the_table_in_one_commit_and_the_same_model_merges(d
     extension = VectorExtension(model="test-8", api_key="sk-test", base_url=embedding_server.url)
     assert build(docs, db, Options(), extension=extension).strategy == "overwrite"
     # One commit for data, vectors and stamp, then one per index (full text on text, title and heading;
-    # B-tree on path and passage): no version shows stale vectors.
-    assert read(db).version == version + 6
+    # B-tree on path and passage; bitmap on file_type): no version shows stale vectors.
+    assert read(db).version == version + 7
     (docs / "notes.txt").write_text("Backups are taken with pg_basebackup.\n", encoding="utf-8")
     assert build(docs, db, Options(), extension=extension).strategy == "merge"
     assert vectors_match(db, embedding_server, "test-8")

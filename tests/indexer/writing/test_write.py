@@ -248,6 +248,20 @@ def test_a_large_table_gets_an_n_gram_index_on_its_text_beside_its_full_text_ind
     table = lancedb.connect(db).open_table("documents")
     assert all(index.num_unindexed_rows == 0 for index in (table.index_stats(name) for name, *_ in with_ngram))
     build(docs, db, Options(fts=False))
-    assert [kind for _, kind, *_ in indexes()] == ["BTree", "BTree"]  # dropped with the full-text indexes
+    assert [kind for _, kind, *_ in indexes()] == ["Bitmap", "BTree", "BTree"]  # dropped with the full-text ones
     build(docs, db, Options(language="cjk"))
     assert indexes() == with_ngram
+
+
+def test_a_search_filtered_by_file_type_finds_its_rows_in_a_bitmap_index(tmp_path):
+    import pyarrow.compute as pc
+
+    docs, db = small_docs(tmp_path / "docs", files=3), tmp_path / "db"
+    build(docs, db)
+    dataset = lancedb.connect(db).open_table("documents").to_lance()
+    assert ("file_type_idx", "Bitmap", "file_type") in {
+        (index.name, index.index_type, *index.field_names) for index in dataset.describe_indices()
+    }
+    plan = dataset.scanner(filter=pc.field("file_type").isin(["md"]), columns=["id"]).explain_plan(True)
+    assert "ScalarIndexQuery" in plan and "file_type_idx" in plan, plan
+    assert dataset.count_rows(pc.field("file_type").isin(["md"])) == dataset.count_rows()

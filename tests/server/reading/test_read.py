@@ -144,12 +144,18 @@ def served(db, table):
     return LanceTable.open(str(db / f"{table}.lance"), {}, timedelta(0))
 
 
-def test_reading_a_document_looks_its_rows_up_through_the_indexes(long_db):
+def test_reading_a_document_looks_its_rows_up_through_the_path_index_alone(long_db):
     handle = served(long_db, "documents")
     table_layout = describe(handle.schema, "text", "documents")
     assert documents.indexed(table_layout)
-    plan = documents.query(handle, "manual.md", 3, 9, table_layout.readable).explain_plan(True)
-    assert "ScalarIndexQuery" in plan and "path_idx" in plan and "passage_idx" in plan, plan
+    plan = documents.lookup(handle, "manual.md").explain_plan(True)
+    # Not `passage` too: its `passage = 0` holds a row per document of the table, which grows with it.
+    assert "ScalarIndexQuery" in plan and "path_idx" in plan and "passage_idx" not in plan, plan
+    document, _ = documents.find(handle, table_layout, "documents", source="manual.md")
+    assert document.row_ids is not None and sorted(document.row_ids) == list(range(document.total))
+    window = document.passages(3, 5)
+    assert [row[documents.NUMBER] for row in window] == [3, 4, 5]
+    assert [row["id"] for row in window] == [f"manual.md#{number}" for number in (3, 4, 5)]
 
 
 def test_the_catalog_lists_each_document_once_with_its_title(lancelot_db, long_db):

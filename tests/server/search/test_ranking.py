@@ -89,3 +89,39 @@ def test_document_evidence_adds_a_share_of_the_other_passages_of_the_same_docume
     ]
     core.with_document_evidence(rows, "_score", 0.5, lambda row: row["path"])
     assert [row["_score"] for row in rows] == [4.0 + 1.5, 3.0, 2.0 + 2.5, 1.0, 1.0 + 3.0]
+
+
+@pytest.fixture(scope="module")
+def many_matches_db(tmp_path_factory):
+    """More passages speak of spoke tension than a ranking's pool holds; a few pages say it in their title or
+    a heading too."""
+    root = tmp_path_factory.mktemp("many")
+    docs = {f"ride{n}.md": f"# Ride {n}\n\nSpoke tension checked after ride {n}.\n" for n in range(core.POOL + 30)}
+    docs["tension.md"] = "# Spoke tension\n\nThe spoke tension meter reads each spoke.\n"
+    docs["truing.md"] = "# Truing\n\n## Spoke tension by ear\n\nPluck a spoke: the tension sings.\n"
+    return corpus.built(root, docs)
+
+
+def test_a_pool_of_text_matches_scores_each_field_as_one_query_summing_them_would(many_matches_db, make_tools):
+    from lance.query import BooleanQuery, MatchQuery, Occur
+
+    handle = make_tools(many_matches_db).store.table("documents")
+    query = "spoke tension"
+    text = handle.search(MatchQuery(query, "text"), query_type="fts").select(["path", "_score"]).limit(core.POOL)
+    pool = text.with_row_id().to_arrow()
+    assert pool.num_rows == core.POOL  # more rows match than the pool holds: the pool is the text's best
+    fields = [MatchQuery(query, column, boost=boost) for column, boost in core.FIELD_BOOSTS.items()]
+    summed = core.with_field_scores(handle, pool, fields)
+    clauses = [(Occur.SHOULD, clause) for clause in [MatchQuery(query, "text"), *fields]]
+    every = handle.search(BooleanQuery(clauses), query_type="fts").select(["_score"]).limit(1000).with_row_id()
+    expected = {row["_rowid"]: row["_score"] for row in every.to_arrow().to_pylist()}
+    assert summed.column_names == pool.column_names
+    for row, alone in zip(summed.to_pylist(), pool.column("_score").to_pylist(), strict=True):
+        assert row["_score"] == pytest.approx(expected[row["_rowid"]], rel=1e-5)
+        if row["path"] in ("tension.md", "truing.md"):
+            assert row["_score"] > alone  # the title or heading added its share
+
+
+def test_a_title_match_still_ranks_its_page_first_among_many_text_matches(many_matches_db, make_tools):
+    hits = make_tools(many_matches_db).search("spoke tension", mode="text", limit=3)["hits"]
+    assert {hit["source"] for hit in hits[:2]} == {"tension.md", "truing.md"}

@@ -117,3 +117,15 @@ def test_a_table_rewritten_with_other_columns_is_described_anew_at_the_next_sear
     assert [hit["title"] for hit in tools.search("chain", mode="text")["hits"]] == ["Chain"]
     lancedb.connect(str(db)).create_table("notes", [{"text": rows[0]["text"]}], mode="overwrite")
     assert [hit.get("title") for hit in tools.search("chain", mode="text")["hits"]] == [None]
+
+
+def test_a_ranking_among_given_rows_scores_those_alone_as_the_whole_table_would(tmp_path, make_tools):
+    from lance.query import MatchQuery
+
+    handle = make_tools(corpus.built(tmp_path, DOCS)).store.table("documents")
+    ranked = handle.search(MatchQuery("chain", "text"), query_type="fts").select(["id", "_score"]).with_row_id()
+    every = ranked.to_arrow().to_pylist()
+    assert len(every) == 2
+    among = ranked.among([every[1]["_rowid"], every[1]["_rowid"]]).to_arrow().to_pylist()
+    assert among == [every[1]]  # the same score: the whole table's statistics, not those of one row
+    assert ranked.among([]).to_arrow().num_rows == 0

@@ -1,5 +1,5 @@
 """The table's indexes after a write: full text (BM25) on text, title and heading; B-trees on path and
-passage; an n-gram index on the text of a large table. Called by `write.py` only.
+passage; a bitmap on file_type; an n-gram index on the text of a large table. Called by `write.py` only.
 
 After a merge the rows it added are not in the indexes yet (LanceDB scans them meanwhile, so search works
 at every moment). When they are a small share of the table, each index gets a delta segment of its own
@@ -12,7 +12,7 @@ index and compacts the data files (docs/decisions.md, "Incremental rebuilds").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import lance
 
@@ -93,14 +93,18 @@ def update_ngram(dataset: lance.LanceDataset, *, wanted: bool, min_rows: int) ->
 
 def update_scalar_indexes(dataset: lance.LanceDataset, *, fold: str | None) -> None:
     """B-tree indexes on the columns a document read filters on (`path`, `passage`), so that reading one
-    document or one passage's neighbours looks rows up instead of scanning the table. An overwrite drops
+    document or one passage's neighbours looks rows up instead of scanning the table, and a bitmap index on
+    `file_type`, which a search filtered by file type looks rows up in (at a million passages, 76 ms a search
+    without it, 9–15 ms with it: docs/decisions.md, "A million passages"). An overwrite drops
     them (made again here: cheap, docs/decisions.md). `fold`: after a merge, how the rows it
     added join every index, the text index too: "delta" (a segment of their own) or "merge" (into the
     existing segment)."""
     indexed = {tuple(index.field_names) for index in dataset.describe_indices()}
-    for column in layout.SCALAR_INDEXED_COLUMNS:
+    kinds: dict[str, Literal["BTREE", "BITMAP"]] = {column: "BTREE" for column in layout.SCALAR_INDEXED_COLUMNS}
+    kinds |= {column: "BITMAP" for column in layout.BITMAP_INDEXED_COLUMNS}
+    for column, kind in kinds.items():
         if (column,) not in indexed and column in dataset.schema.names:
-            dataset.create_scalar_index(column, "BTREE", name=f"{column}_idx")
+            dataset.create_scalar_index(column, kind, name=f"{column}_idx")
     if fold == "delta":
         dataset.optimize.optimize_indices(num_indices_to_merge=0)
     elif fold == "merge":

@@ -3,8 +3,9 @@
     find(handle, layout, table, source=..., id=...) -> Document
     document.passages(first, last) -> rows with `_number`
 
-A table that lancelot-index wrote (layout 2) is looked up through its B-tree indexes on `path` and
-`passage`: a read touches the document's rows, never the whole table. Any other table (layout 1, or
+A table that lancelot-index wrote (layout 2) is looked up through its B-tree index on `path` (each row's
+passage number and row id), and the passages read are taken by row id: a read touches the document's rows,
+never the whole table. Any other table (layout 1, or
 AnythingLLM's) is scanned once per read and its rows are grouped by what names their document
 (`rows.document_of`: the source, or in an AnythingLLM table the url, which `source` may name too when
 only one document has that source); passages are numbered by the N of their ids `source#N` when every id
@@ -47,6 +48,7 @@ class Document:
     handle: Any
     table_layout: Layout
     rows: list[dict[str, Any]] | None = field(default=None, repr=False)  # all of them, for scanned tables
+    row_ids: dict[int, int] | None = field(default=None, repr=False)  # passage number → row id, indexed tables
 
     def passages(self, first: int, last: int) -> list[dict[str, Any]]:
         """The passages numbered `first` to `last` (inclusive), in order, each row with its `_number`."""
@@ -55,20 +57,24 @@ class Document:
             return []
         if self.rows is not None:
             return self.rows[first : last + 1]
-        found = query(self.handle, self.source, first, last, self.table_layout.readable).to_arrow()
+        assert self.row_ids is not None
+        wanted = [self.row_ids[number] for number in range(first, last + 1) if number in self.row_ids]
+        found = self.handle.take_row_ids(wanted).select(self.table_layout.readable).to_arrow()
         rows = sorted(found.to_pylist(), key=lambda row: row[layout.PASSAGE])
         for row in rows:
             row[NUMBER] = row[layout.PASSAGE]
         return rows
 
 
-def query(handle: Any, source: str, first: int, last: int, columns: list[str]) -> Any:
-    """Passages `first` to `last` of `source` in a layout-2 table: a lookup in the `path` and `passage` indexes."""
+def lookup(handle: Any, source: str) -> Any:
+    """The passage number, passage count and row id of every row of `source` in a layout-2 table: one lookup in the
+    `path` index. Not in the `passage` index too: its `passage = 0` alone holds a row per document of the table,
+    so that a lookup in both cost 3.8 times as much at a million passages (docs/decisions.md, "A million
+    passages"); the rows read are then taken by id."""
     import pyarrow.compute as pc
 
-    passage = pc.field(layout.PASSAGE)
-    where = (pc.field(layout.PATH) == pc.scalar(source)) & (passage >= pc.scalar(first)) & (passage <= pc.scalar(last))
-    return handle.search().where(where).select(columns).limit(None)
+    where = pc.field(layout.PATH) == pc.scalar(source)
+    return handle.search().where(where).select([layout.PASSAGE, layout.PASSAGES]).with_row_id().limit(None)
 
 
 def check_text(name: str, value: str) -> None:
@@ -99,9 +105,14 @@ def find(
 
 def _by_source(handle: Any, table_layout: Layout, table: str, source: str) -> Document | None:
     if indexed(table_layout):
-        # Every row carries its document's passage count: one indexed lookup of passage 0 tells it.
-        first = query(handle, source, 0, 0, [layout.PASSAGES]).to_arrow().column(0).to_pylist()
-        return Document(table, source, int(first[0]), "passage", handle, table_layout) if first else None
+        # Every row carries its document's passage count: passage 0's tells it.
+        found = lookup(handle, source).to_arrow()
+        numbers = found.column(layout.PASSAGE).to_pylist()
+        if 0 not in numbers:
+            return None
+        total = int(found.column(layout.PASSAGES)[numbers.index(0)].as_py())
+        row_ids = dict(zip(numbers, found.column("_rowid").to_pylist(), strict=True))
+        return Document(table, source, total, "passage", handle, table_layout, row_ids=row_ids)
     found = _scanned_rows(handle, table_layout, table, source)
     if found is None:
         return None

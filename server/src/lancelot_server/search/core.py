@@ -239,24 +239,52 @@ def bm25(table: Any, table_layout: Layout, query: str, wanted: Wanted, indexed: 
 
     `indexed`: the columns with a full-text index (`fts_columns`, which the caller has already asked for).
     Where the title and heading have one too (layout 2), a passage scores the sum of its text's BM25 and its
-    title's and heading's, each weighted by `FIELD_BOOSTS`; then `DOCUMENT_EVIDENCE` of its document's other
-    passages' scores among the best `POOL` (at least) is added to it.
+    title's and heading's, each weighted by `FIELD_BOOSTS`, among the best rows by their text alone (the pool
+    `_ranked` asks for: `with_field_scores`), or among every row any of them matches when fewer rows than that
+    match the text; then `DOCUMENT_EVIDENCE` of its document's other passages' scores among the best `POOL` (at
+    least) is added to it.
     """
     from lance.query import BooleanQuery, MatchQuery, Occur
 
     # Match queries: the text is tokenized as data, no query syntax (AND, quotes, field:) is parsed.
-    match: Any = cast(Any, MatchQuery)(query, table_layout.text)
-    fields = [(column, boost) for column, boost in FIELD_BOOSTS.items() if column in indexed and boost > 0]
-    if fields:
-        clauses = [(Occur.SHOULD, match)]
-        clauses += [(Occur.SHOULD, cast(Any, MatchQuery)(query, column, boost=boost)) for column, boost in fields]
-        match = BooleanQuery(clauses)
+    text: Any = cast(Any, MatchQuery)(query, table_layout.text)
+    fields = [
+        cast(Any, MatchQuery)(query, column, boost=boost)
+        for column, boost in FIELD_BOOSTS.items()
+        if column in indexed and boost > 0
+    ]
+    every = BooleanQuery([(Occur.SHOULD, clause) for clause in [text, *fields]])
 
-    def fetch(count: int, columns: list[str]) -> Any:
+    def ranking(match: Any, count: int, columns: list[str]) -> Any:
         searched = _narrowed(table.search(match, query_type="fts"), wanted, table_layout)
         return searched.select(columns).limit(count).with_row_id().to_arrow()
 
+    def fetch(count: int, columns: list[str]) -> Any:
+        pool = ranking(text, count, columns)
+        if not fields or pool.num_rows < count:
+            # The text's matches ran out: the rows that match in a title or heading alone count too, and the
+            # summing query costs little when the words are this rare.
+            return ranking(every, count, columns) if fields else pool
+        return with_field_scores(table, pool, fields)
+
     return _ranked(table, fetch, "_score", wanted, table_layout, lower_is_better=False, evidence=DOCUMENT_EVIDENCE)
+
+
+def with_field_scores(table: Any, pool: Any, fields: list[Any]) -> Any:
+    """`pool` (the best rows by their text's BM25) with each field query's score for them added to `_score`: the
+    sums one `BooleanQuery` of the text and the fields gives these rows. That query scores every row any field
+    matches, so its cost grows with the table (10 times the rows, 7 times the time), where a field ranked among
+    the pool's rows alone does not (docs/decisions.md, "A million passages")."""
+    import pyarrow as pa
+
+    ids = pool.column(ROW_ID).to_pylist()
+    scores = dict(zip(ids, pool.column("_score").to_pylist(), strict=True))
+    for match in fields:
+        found = table.search(match, query_type="fts").among(ids).select(["_score"]).limit(len(ids))
+        for row_id, score in zip(*found.with_row_id().to_arrow().select([ROW_ID, "_score"]).columns, strict=True):
+            scores[row_id.as_py()] += score.as_py()
+    summed = pa.array([scores[row_id] for row_id in ids], pool.schema.field("_score").type)
+    return pool.set_column(pool.schema.get_field_index("_score"), "_score", summed)
 
 
 def vector(table: Any, table_layout: Layout, embedding: list[float], wanted: Wanted) -> list[Hit]:

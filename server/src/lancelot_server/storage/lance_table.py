@@ -38,6 +38,7 @@ from typing import Any, TypeVar, cast
 import lance
 import pyarrow as pa
 import structlog
+from lance.dataset import serialize_row_addrs
 from lance.file import LanceFileSession
 
 from lancelot_schema.folders import TABLE_SUFFIX
@@ -247,6 +248,8 @@ class Query:
     full_text: Any = None
     nearest: dict[str, Any] | None = None
     row_ids: tuple[int, ...] | None = None
+    # Rows a ranking is restricted to before it ranks (Lance's row-address allowlist): no scan finds them.
+    among_rows: tuple[int, ...] | None = None
     condition: Any = None
     prefilter: bool = True
     columns: tuple[str, ...] | None = None
@@ -255,6 +258,11 @@ class Query:
 
     def where(self, condition: Any, prefilter: bool = True) -> Query:
         return replace(self, condition=condition, prefilter=prefilter)
+
+    def among(self, row_ids: Sequence[int]) -> Query:
+        """Only these rows are ranked (a full-text or vector search scores these alone, with the whole table's
+        statistics): Lance takes them as a bitmap, where a `_rowid` condition would scan the table."""
+        return replace(self, among_rows=tuple(int(row_id) for row_id in row_ids))
 
     def select(self, columns: Sequence[str]) -> Query:
         return replace(self, columns=tuple(columns))
@@ -317,6 +325,8 @@ class Query:
             "with_row_id": self.row_id,
             "batch_size": batch_size,
         }
+        if self.among_rows is not None:
+            arguments["row_addr_allowlist"] = serialize_row_addrs(sorted(set(self.among_rows)))
         if self.full_text is not None:
             arguments["full_text_query"] = self.full_text
         if self.nearest is not None:
