@@ -25,6 +25,8 @@ def make_model_folder(parent: Path, name: str = NAME) -> Path:
     for file_name, (distribution, path) in SOURCES.items():
         source = Path(str(metadata.distribution(distribution).locate_file(path)))
         target = folder / file_name
+        if target.exists():  # made by an earlier run (a benchmark's folder is kept)
+            continue
         try:
             target.symlink_to(source)
         except OSError:
