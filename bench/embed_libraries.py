@@ -22,6 +22,18 @@ SIDES = {
     "onnxruntime + tokenizers": (("onnxruntime", "tokenizers", "numpy"), "onnxruntime, tokenizers"),
     "fastembed": (("fastembed",), "fastembed"),
 }
+# What fastembed reads beside the two files (the model's own, abridged to what it uses).
+FASTEMBED_FILES = {
+    "config.json": {"model_type": "bert", "hidden_size": 384, "max_position_embeddings": 512, "pad_token_id": 0},
+    "tokenizer_config.json": {"do_lower_case": True, "model_max_length": 512, "pad_token": "[PAD]"},
+    "special_tokens_map.json": {
+        "unk_token": "[UNK]",
+        "sep_token": "[SEP]",
+        "pad_token": "[PAD]",
+        "cls_token": "[CLS]",
+        "mask_token": "[MASK]",
+    },
+}
 PROBE = r"""
 import json, random, sys, time
 folder, side = sys.argv[1], sys.argv[2]
@@ -78,6 +90,8 @@ def main() -> None:
     from tests.support.local_model import make_model_folder
 
     folder = make_model_folder(WORK / "model")
+    for name, content in FASTEMBED_FILES.items():
+        (folder / name).write_text(json.dumps(content), encoding="utf-8")
     pythons = {
         name: common.throwaway_venv(WORK / name.split()[0], need, probe) for name, (need, probe) in SIDES.items()
     }

@@ -127,6 +127,10 @@ def _embed_problem(value: str) -> str | None:
 def _local_model(embed: str | None, resolved: settings.Settings, threads: int | None) -> LocalModel | None:
     """The model `--embed local[:MODEL]` names, loaded once for every build of the run (fetched when missing)."""
     if embed is None or embed == ENDPOINT:
+        if threads is not None:
+            raise click.UsageError(
+                "--embed-threads is for --embed local: the endpoint's requests are --embed-concurrency"
+            )
         return None
     from lancelot_indexer.embedding.local import LocalModel
 

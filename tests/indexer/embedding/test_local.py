@@ -119,6 +119,18 @@ def test_without_the_extra_the_error_gives_the_install_command(small_docs, tmp_p
     assert "--extras local" in done.stderr or "pip install 'lancelot-indexer[local]'" in done.stderr
 
 
+def test_threads_are_refused_without_a_local_model(small_docs, tmp_path, clean_env):
+    done = subprocess.run(
+        [BIN / "lancelot-index", small_docs, tmp_path / "db", "--embed", "--embed-threads", "2"],
+        env=clean_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--embed-threads is for --embed local" in done.stderr
+    assert not (tmp_path / "db").exists()
+
+
 def test_embed_before_docs_is_told_to_go_after_them(small_docs, tmp_path, clean_env):
     done = subprocess.run(
         [BIN / "lancelot-index", "--embed", small_docs, tmp_path / "db"],
