@@ -14,6 +14,7 @@ Called by `bench.embed` (scripts/bench-embed) with its endpoint. Over one genera
 from __future__ import annotations
 
 import re
+import resource
 import shutil
 import time
 from dataclasses import dataclass
@@ -36,16 +37,20 @@ class Side:
     seconds: float
     stage: float
     passages_per_s: float
+    cpu: float  # the indexer's CPU seconds, its worker processes included
 
 
 def _index(docs: Path, db: Path, chunks: int, env: dict[str, str], *options: str) -> Side:
     shutil.rmtree(db, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds, done = common.index(docs, db, "--log-level", "info", *options, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     logged = re.search(r"\] embedded .*seconds=([0-9.]+)", done.stderr)
     if logged is None:
         raise SystemExit(f"no embedding stage logged:\n{done.stderr}")
     stage = float(logged.group(1))
-    return Side(seconds, stage, chunks / stage)
+    return Side(seconds, stage, chunks / stage, cpu)
 
 
 def query_latency(url: str, model: str, folder: Path, rounds: int) -> dict[str, dict[str, float]]:
@@ -94,16 +99,20 @@ def run(docs: Path, chunks: int, work: Path, endpoint_env: dict[str, str], repea
     latency = query_latency(endpoint_env["OPENAI_BASE_URL"], endpoint_env["EMBEDDING_MODEL"], folder, rounds)
     loads.append(common.load_average())
     print(f"\n### `--embed local` beside the endpoint ({chunks} passages, load {min(loads)}–{max(loads)})\n")
-    print(common.table_head(["side", "wall time", "embedding stage", "passages/s", "query median", "query p95"]))
+    headers = ["side", "wall time", "embedding stage", "passages/s", "indexer CPU", "query median", "query p95"]
+    print(common.table_head(headers))
     labels = {"endpoint": "endpoint (`--embed`)", "local": "local all-MiniLM-L6-v2 int8 (`--embed local`)"}
     for name, label in labels.items():
         side, query = best[name], latency[name]
-        cells = [f"{side.seconds:.1f} s", f"{side.stage:.1f} s", f"{side.passages_per_s:.1f}"]
+        cells = [f"{side.seconds:.1f} s", f"{side.stage:.1f} s", f"{side.passages_per_s:.1f}", f"{side.cpu:.1f} s"]
         print(common.table_row([label, *cells, f"{query['median']:.1f} ms", f"{query['p95']:.1f} ms"]))
     ratio = best["endpoint"].passages_per_s / best["local"].passages_per_s
     median, cpu = latency["local"]["median"], latency["local CPU"]["median"]
+    per_cpu = chunks / (best["local"].cpu - best["endpoint"].cpu)
     print(
-        f"\nLocal against endpoint: {ratio:.1f}× fewer passages a second. Local query median {median:.1f} ms "
+        f"\nLocal against endpoint: {ratio:.1f}× fewer passages a second; the model's own cost, the local run's CPU "
+        f"less the endpoint run's: {per_cpu:.1f} passages per CPU second (two idle cores give about twice that "
+        f"a second). Local query median {median:.1f} ms "
         f"({'met' if median <= TARGET_MS else 'NOT met'} against the {TARGET_MS:g} ms target), of which "
         f"{cpu:.1f} ms of CPU on the query's thread (p95 {latency['local CPU']['p95']:.1f} ms): what it takes on an "
         f"idle core. {rounds} queries each, alternated; fastest of {repeat} interleaved index runs each."
