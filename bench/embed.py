@@ -5,7 +5,9 @@ the per-request token budget, not the 2,048-input cap, sets how many requests th
 
 * reference: `lancelot-index` without --embed (reading, chunking, writing, full-text index);
 * `--embed` with the default concurrency (4) and with `--embed-concurrency 1`, each into a fresh database;
-* `--embed` again over the unchanged folder: it must send zero requests.
+* `--embed` again over the unchanged folder: it must send zero requests;
+* `--embed local` beside `--embed` over a folder of `--local-chunks`, and the server's query embedding with each
+  (`bench/local_embed.py`).
 
 Each `--embed` run is measured whole (wall time) and by its embedding stage, as the command logs it
 (`embedded ... seconds=`: from the first text sent to the last vector back, the openai import included);
@@ -18,6 +20,8 @@ Prints a Markdown section for docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -33,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import common
+from bench import common, local_embed
 
 WORK = common.WORK / "embed"
 MODEL, WIDTH = "bench-16", 16
@@ -112,9 +116,13 @@ def endpoint(latency_ms: float) -> Iterator[Endpoint]:
         yield Endpoint(url, process.pid)
 
 
+def endpoint_env(end: Endpoint) -> dict[str, str]:
+    return common.settings_free_env(OPENAI_BASE_URL=f"{end.url}/v1", OPENAI_API_KEY="sk-test", EMBEDDING_MODEL=MODEL)
+
+
 def index(docs: Path, db: Path, end: Endpoint, *options: str) -> Run:
     """One `lancelot-index` run: wall time, embedding requests, CPU of the indexer and of the endpoint."""
-    env = common.settings_free_env(OPENAI_BASE_URL=f"{end.url}/v1", OPENAI_API_KEY="sk-test", EMBEDDING_MODEL=MODEL)
+    env = endpoint_env(end)
     before, cpu_before = end.requests(), end.cpu_seconds()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds, done = common.index(docs, db, *options, env=env)
@@ -150,6 +158,8 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--repeat", type=int, default=2, help="runs of each configuration; the fastest counts")
+    parser.add_argument("--local-chunks", type=int, default=1_000, help="passages of the --embed local comparison")
+    parser.add_argument("--queries", type=int, default=200, help="query embeddings timed on each side")
     args = parser.parse_args()
     docs = WORK / "docs"
     texts = make_docs(docs, args.chunks)
@@ -163,6 +173,11 @@ def main() -> None:
                 runs[name].append(index(docs, db, end, *flags))
         rebuild = index(docs, WORK / "db-default", end, "--embed")
         alone = stage_alone(texts, end, args.repeat)
+        local_docs = WORK / "docs-local"
+        make_docs(local_docs, args.local_chunks)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):  # after the endpoint section, which needs the endpoint no more
+            local_embed.run(local_docs, args.local_chunks, WORK, endpoint_env(end), args.repeat, args.queries)
     chunks = next(line for line in rebuild.out.splitlines() if line.startswith("Indexed"))
     best = {name: min(runs[name], key=lambda run: run.seconds) for name in runs}
     embed = {name: best[name].seconds - best["reference"].seconds for name in ("default", "one")}
@@ -197,6 +212,7 @@ def main() -> None:
         f"({alone[4]:.2f} s against {alone[1]:.2f} s)."
     )
     print(f"Unchanged rebuild: {rebuild.out.splitlines()[-1]}")
+    print(printed.getvalue(), end="")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,8 @@ def flags(side: baseline.Side, spec: dict[str, Any], url: str | None) -> list[st
     """`--embed` for vectors; `--language` when the set declares one (the CJK sets) and the side's indexer
     takes it (the baseline's does not, and indexes every corpus as it always did)."""
     language = ["--language", spec["language"]] if spec.get("language") and _has_language_option(side.bin) else []
-    return [*(["--embed"] if url else []), *language]
+    embed = ["--embed", f"local:{side.local}"] if side.local else ["--embed"]
+    return [*(embed if url else []), *language]
 
 
 def index(side: baseline.Side, spec: dict[str, Any], db: Path, url: str | None, reuse: bool) -> float:
@@ -83,6 +84,7 @@ def evaluate(side: baseline.Side, name: str, spec: dict[str, Any], db: Path, mod
     command = [str(side.bin / "python"), str(HERE / "evaluate.py"), "--db", str(db), "--queries", spec["file"]]
     command += ["--modes", ",".join(modes), "--model", model.MODEL, "--out", str(out)]
     command += ["--url", url] if url else []
+    command += ["--local-model", side.local] if side.local else []
     done = subprocess.run(command, env=_env(url), cwd=side.tree, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{side.name}: evaluation failed ({done.returncode}):\n{done.stderr}")
@@ -136,6 +138,12 @@ def main() -> None:
         help="also index with the current code and these lancelot-index flags in place of the set's --exclude "
         "patterns (repeatable; '' for none)",
     )
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        help="also the current code with --embed local (all-MiniLM-L6-v2 int8, the tests' model folder) beside "
+        "the same model served through the endpoint",
+    )
     parser.add_argument("--size", type=int, default=sets.SIZE, help="queries sampled from the Python index")
     parser.add_argument("--seed", type=int, default=sets.SEED, help="seed of that sample")
     parser.add_argument("--work", default=str(common.WORK / "quality"))
@@ -163,6 +171,10 @@ def main() -> None:
         sides = [] if args.baseline == "none" else [baseline.prepare(args.baseline, work)]
         sides.append(baseline.prepare(args.current, work, "current") if args.current else baseline.current())
         sides += [baseline.variant(sides[-1], flags) for flags in args.variant]
+        if args.local:
+            from tests.support.local_model import make_model_folder
+
+            sides.append(baseline.local(sides[len(sides) - 1 - len(args.variant)], make_model_folder(work / "model")))
         scores, seconds = {}, {}
         for side in sides:
             dbs: dict[str, Path] = {}  # the Python sets share one corpus: index it once per side

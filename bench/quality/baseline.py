@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.common import BIN, ROOT
@@ -27,6 +27,7 @@ class Side:
     tree: Path
     bin: Path
     flags: tuple[str, ...] | None = None
+    local: str | None = None  # a local model's folder: vectors from `--embed local:FOLDER`, not the endpoint
 
 
 def _git(*args: str, cwd: Path = ROOT) -> str:
@@ -51,13 +52,18 @@ def recheck(side: Side) -> Side:
     now = current()
     if now.commit == side.commit:
         return side
-    return Side(side.name, f"{side.commit}, {now.commit} at the end", side.tree, side.bin, side.flags)
+    return replace(side, commit=f"{side.commit}, {now.commit} at the end")
 
 
 def variant(side: Side, flags: str) -> Side:
     """`side`'s code indexing with `flags` (split as a shell would not: on spaces) in place of a set's --exclude
     patterns, named after them."""
     return Side(f"{side.name} [{flags or 'no flags'}]", side.commit, side.tree, side.bin, tuple(flags.split()))
+
+
+def local(side: Side, folder: Path) -> Side:
+    """`side`'s code with its vectors from the local model in `folder` (indexed and queried with it)."""
+    return replace(side, name=f"{side.name} [--embed local]", local=str(folder))
 
 
 def newest_databases(work: Path) -> Path:

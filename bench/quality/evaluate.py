@@ -86,6 +86,7 @@ def main() -> None:
     parser.add_argument("--modes", default="text", help="comma-separated: text,vector,hybrid")
     parser.add_argument("--url", help="OPENAI_BASE_URL of the embedding endpoint (vector and hybrid)")
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--local-model", help="the folder of the local model a table's vectors came from")
     parser.add_argument("--out", required=True, help="where to write the metrics as JSON")
     args = parser.parse_args()
     try:
@@ -97,6 +98,8 @@ def main() -> None:
     env = {"EMBEDDING_MODEL": args.model, "OPENAI_API_KEY": "unused"}
     if args.url:
         env["OPENAI_BASE_URL"] = args.url
+    if args.local_model:
+        env["LANCELOT_EMBED_MODEL_PATH"] = args.local_model
     queries = json.loads(Path(args.queries).read_text(encoding="utf-8"))["queries"]
     results = evaluate(args.db, queries, args.modes.split(","), env)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["lancedb", "openai", "pyarrow", "lance", "numpy", "pandas", "ray"]
+HEAVY = ["lancedb", "openai", "pyarrow", "lance", "numpy", "pandas", "ray", "onnxruntime", "tokenizers"]
 
 
 def imported_after(statement: str) -> set[str]:
@@ -42,3 +42,23 @@ def test_a_search_reads_through_lance_and_never_imports_lancedb(indexed_db):
     )
     assert "lance" in loaded and "pyarrow" in loaded
     assert [name for name in ["lancedb", "lance_namespace", "openai", "pandas"] if name in loaded] == []
+
+
+def test_a_table_of_local_vectors_loads_its_model_only_for_a_vector_query(tmp_path, local_model):
+    from tests.server import corpus
+    from tests.server.local_corpus import DOCS
+
+    db = tmp_path / "db"
+    corpus.index(corpus.write_docs(tmp_path / "docs", DOCS), db, "--embed", f"local:{local_model}")
+    start = (
+        "from lancelot_schema.settings import resolve\nfrom lancelot_server.storage.store import Store\n"
+        "from lancelot_server.tools import Tools\n"
+        f"settings = resolve({{'LANCEDB_PATH': {str(db)!r}, 'LANCELOT_EMBED_MODEL_PATH': {str(local_model)!r}}})\n"
+        "tools = Tools(Store(settings.db_path), settings)\n"
+        "assert tools.status()['table']['rows']\n"
+        "assert tools.search('tyre', mode='text')['hits']\n"
+    )
+    assert {"onnxruntime", "tokenizers"} & imported_after(start) == set()
+    assert {"onnxruntime", "tokenizers"} <= imported_after(
+        start + "assert tools.search('tyre')['searchType'] == 'hybrid'"
+    )

@@ -100,7 +100,7 @@ def test_mistakes_are_refused_before_anything_is_installed(person, tmp_path):
     (links / "lancelot").write_text("#!/bin/sh\n", encoding="utf-8")
     venv = tmp_path / "venv"
     cases = [
-        (["--extras", "pdf,epub"], "--extras takes pdf, docx, ray or several (pdf,docx), not 'epub'"),
+        (["--extras", "pdf,epub"], "--extras takes pdf, docx, ray, local or several (pdf,docx), not 'epub'"),
         (["--venv"], "--venv needs a value"),
         (["--bin", str(links), "--venv", str(venv)], f"{links}/lancelot is there already and is not a link"),
         (["--pdf"], "unknown argument '--pdf'"),

@@ -87,6 +87,9 @@ def test_every_documented_name_has_a_default_entry():
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "EMBEDDING_MODEL",
+        "LANCELOT_EMBED_MODEL_PATH",
+        "LANCELOT_EMBED_MODEL_URL",
+        "LANCELOT_EMBED_DOWNLOAD",
         "LANCELOT_ALLOWED_ORIGINS",
         "LANCELOT_ALLOWED_HOSTS",
         "LANCELOT_BASE_PATH",
@@ -195,3 +198,18 @@ def test_the_cache_bound_is_whole_mebibytes_and_a_bad_one_is_the_default_with_a_
         assert resolved.warnings == (
             f"LANCELOT_CACHE_MB={bad!r} is not a whole number of MiB (0 or more); using {settings.DEFAULT_CACHE_MB}.",
         )
+
+
+def test_local_models_are_looked_for_where_the_settings_say(tmp_path):
+    said = resolve(
+        {
+            "LANCELOT_EMBED_MODEL_PATH": "/models/minilm",
+            "LANCELOT_EMBED_MODEL_URL": "http://mirror/minilm",
+            "LANCELOT_EMBED_DOWNLOAD": "yes",
+            "XDG_CACHE_HOME": str(tmp_path),
+        }
+    ).local
+    assert (said.path, said.url, said.download) == ("/models/minilm", "http://mirror/minilm", True)
+    assert said.cache == tmp_path / "lancelot" / "models"
+    assert resolve({}).local.download is False
+    assert resolve({"AWS_LAMBDA_FUNCTION_NAME": "f"}).local.cache == Path("/tmp/lancelot/models")

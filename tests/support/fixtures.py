@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from tests.support.embedding_server import EmbeddingServer
+from tests.support.local_model import make_model_folder
 from tests.support.s3_server import S3Server, local_aws_env
 
 
@@ -24,6 +26,12 @@ def embedding_server(_one_embedding_server: EmbeddingServer) -> Iterator[Embeddi
     _one_embedding_server.reset()
     yield _one_embedding_server
     _one_embedding_server.reset()
+
+
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of a real local embedding model (all-MiniLM-L6-v2, int8 ONNX, 23 MB), for --embed local:FOLDER."""
+    return make_model_folder(tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture

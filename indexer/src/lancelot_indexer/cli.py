@@ -7,6 +7,7 @@ what cost in requests.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sys
@@ -28,6 +29,7 @@ from lancelot_indexer.summary import embed_summary, summary
 from lancelot_schema import about, folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
+    from lancelot_indexer.embedding.local import LocalModel
     from lancelot_indexer.embedding.vectors import VectorExtension
 
 
@@ -111,6 +113,35 @@ def _checked(
         return value
 
     return check
+
+
+ENDPOINT = "endpoint"  # --embed without a value: the OpenAI-compatible endpoint
+
+
+def _embed_problem(value: str) -> str | None:
+    if value == ENDPOINT or value == "local" or (value.startswith("local:") and value != "local:"):
+        return None
+    return (
+        f"takes local or local:MODEL, or no value for the endpoint, not {value!r} "
+        "(give --embed after DOCS and DB, or DOCS is taken for its value)"
+    )
+
+
+def _local_model(embed: str | None, resolved: settings.Settings, threads: int | None) -> LocalModel | None:
+    """The model `--embed local[:MODEL]` names, loaded once for every build of the run (fetched when missing)."""
+    if embed is None or embed == ENDPOINT:
+        if threads is not None:
+            raise click.UsageError(
+                "--embed-threads is for --embed local: the endpoint's requests are --embed-concurrency"
+            )
+        return None
+    from lancelot_indexer.embedding.local import LocalModel
+
+    where = dataclasses.replace(resolved.local, download=True)
+    model = embed.partition(":")[2] or None
+    return LocalModel.load(
+        model, where, threads=threads or os.cpu_count() or 1, say=lambda line: click.echo(line, err=True)
+    )
 
 
 def _language(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -215,9 +246,19 @@ def _description(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary; warnings still go to stderr.")
 @click.option(
     "--embed",
-    is_flag=True,
-    help="Store a vector per passage, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL. "
-    "Vectors of unchanged passages are reused.",
+    is_flag=False,
+    flag_value=ENDPOINT,
+    callback=_checked(_embed_problem),
+    metavar="[local[:MODEL]]",
+    help="Store a vector per passage, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL; with local, "
+    "from a model run here (the 'local' extra): MODEL a name or a folder, default all-MiniLM-L6-v2. Vectors of "
+    "unchanged passages are reused. Give it after DOCS and DB.",
+)
+@click.option(
+    "--embed-threads",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="With --embed local: the threads the model runs on [default: every core].",
 )
 @click.option(
     "--embed-concurrency",
@@ -256,7 +297,8 @@ def main(
     no_fts: bool,
     allow_empty: bool,
     quiet: bool,
-    embed: bool,
+    embed: str | None,
+    embed_threads: int | None,
     embed_concurrency: int,
     log_level: str | None,
     watch: bool,
@@ -267,7 +309,7 @@ def main(
     The table is replaced atomically: readers see the old table until the new one is complete.
     """
     # --embed logs retries through structlog directly: set it up at once then.
-    log.configure(log_level or _log_level(quiet, watch), now=embed)
+    log.configure(log_level or _log_level(quiet, watch), now=embed is not None)
     # CI stops a job with SIGTERM: the same orderly stop as Ctrl-C (workers ended, a word on the table).
     signal.signal(signal.SIGTERM, _stop)
     writing = False
@@ -310,9 +352,11 @@ def main(
             ray=ray_address,
         )
 
+        local = _local_model(embed, resolved, embed_threads)
+
         def vectors(on_progress: ProgressCallback | None) -> VectorExtension | None:
             """The --embed extension, a new one per build (its report counts one build)."""
-            if not embed:
+            if embed is None:
                 return None
             # pyarrow comes with it: imported only when asked for, as the pipeline does.
             from lancelot_indexer.embedding.vectors import VectorExtension
@@ -323,6 +367,7 @@ def main(
                 base_url=resolved.base_url,
                 concurrency=embed_concurrency,
                 on_progress=on_progress,
+                local=local,
             )
 
         if watch:

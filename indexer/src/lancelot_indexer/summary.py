@@ -19,9 +19,12 @@ if TYPE_CHECKING:
 
 def embed_summary(report: EmbedReport) -> str:
     """What --embed did: new vectors, reused vectors, requests, and where the texts went."""
+    # A local model's "requests" are its runs over a batch, on this machine.
+    where = "on this machine" if report.host == "local" else f"at {report.host}"
+    cost = count(report.requests, "model run" if report.host == "local" else "request")
     return (
-        f"Vectors: {count(report.embedded, 'passage')} embedded with {report.model} at {report.host} "
-        f"({count(report.requests, 'request')}), {report.reused} reused from the current table; width {report.width}."
+        f"Vectors: {count(report.embedded, 'passage')} embedded with {report.model} {where} "
+        f"({cost}), {report.reused} reused from the current table; width {report.width}."
     )
 
 

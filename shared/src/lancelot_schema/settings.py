@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from lancelot_schema.layout import DEFAULT_TABLE, DEFAULT_TEXT_COLUMN
+from lancelot_schema.local_models import Where
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 # How often a server re-checks a table on object storage for a new version: each check is a listing (a
@@ -31,6 +32,11 @@ DEFAULTS: dict[str, str | None] = {
     "OPENAI_API_KEY": None,
     "OPENAI_BASE_URL": None,
     "EMBEDDING_MODEL": DEFAULT_EMBEDDING_MODEL,
+    # Local models (local_models.py): one model's folder, a folder URL serving known models' files, and whether a
+    # server may download a missing model (the indexer always may).
+    "LANCELOT_EMBED_MODEL_PATH": None,
+    "LANCELOT_EMBED_MODEL_URL": None,
+    "LANCELOT_EMBED_DOWNLOAD": None,
     "LANCELOT_ALLOWED_ORIGINS": None,
     "LANCELOT_ALLOWED_HOSTS": None,
     "LANCELOT_BASE_PATH": None,
@@ -140,6 +146,7 @@ class Settings:
     tables: tuple[str, ...] | None = None
     auth: Auth = field(default_factory=Auth)
     storage: Storage = field(default_factory=Storage)
+    local: Where = field(default_factory=Where)
     origins: Mapping[str, Origin] = field(default_factory=dict, compare=False)
     # Problems met while reading what lancelot-init stored; the entry point logs each to stderr.
     warnings: tuple[str, ...] = field(default=(), compare=False)
@@ -194,6 +201,12 @@ def resolve(environ: Mapping[str, str], stored: Mapping[str, str] | None = None)
             region=values["AWS_REGION"] or values["AWS_DEFAULT_REGION"],
             refresh_seconds=refresh,
             cache_mb=cache_mb,
+        ),
+        local=Where(
+            path=values["LANCELOT_EMBED_MODEL_PATH"],
+            cache=models_cache(environ),
+            url=values["LANCELOT_EMBED_MODEL_URL"],
+            download=(values["LANCELOT_EMBED_DOWNLOAD"] or "").lower() in YES,
         ),
         origins=origins,
         warnings=tuple(warning for warning in (problem, cache_problem) if warning),
@@ -253,6 +266,18 @@ def load(environ: Mapping[str, str]) -> Settings:
 def on_lambda(environ: Mapping[str, str]) -> bool:
     """True inside AWS Lambda, where only /tmp is writable."""
     return bool(_clean(environ.get("AWS_LAMBDA_FUNCTION_NAME")))
+
+
+def models_cache(environ: Mapping[str, str]) -> Path:
+    """Where local models are kept, one folder each: the per-user cache directory, or /tmp on Lambda."""
+    if on_lambda(environ):
+        return Path("/tmp/lancelot/models")  # noqa: S108 - Lambda's only writable place
+    if sys.platform.startswith("linux"):  # platformdirs' rule, without its import at every start
+        xdg = _clean(environ.get("XDG_CACHE_HOME"))
+        return (Path(xdg) if xdg is not None else Path.home() / ".cache") / "lancelot" / "models"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("lancelot", appauthor=False)) / "models"
 
 
 def config_dir(environ: Mapping[str, str]) -> Path:

@@ -113,6 +113,36 @@ def test_the_table_built_on_ray_is_the_local_indexers_row_by_row_with_its_indexe
     assert on_ray.windows_1252 == local.windows_1252 == ["legacy.txt"]
 
 
+def test_vectors_of_a_local_model_are_those_of_a_local_run_and_reused_on_ray(tmp_path, local_model):
+    from lancelot_indexer.embedding.local import LocalModel
+    from lancelot_indexer.embedding.vectors import VectorExtension
+    from lancelot_schema.local_models import Where
+
+    model = LocalModel.load(str(local_model), Where(), threads=2, say=lambda line: None)
+    docs = folder(tmp_path / "docs")
+    build(
+        docs,
+        tmp_path / "local",
+        Options(workers=2),
+        extension=VectorExtension(model="", api_key=None, base_url=None, local=model),
+    )
+    build(
+        docs,
+        tmp_path / "ray",
+        Options(ray=ray_tasks.LOCAL),
+        extension=VectorExtension(model="", api_key=None, base_url=None, local=model),
+    )
+    rows, _, stamps = table(tmp_path / "ray")
+    local_rows, _, local_stamps = table(tmp_path / "local")
+    assert stamps == local_stamps and stamps[layout.META_EMBEDDING_MODEL.encode()] == b"local:all-MiniLM-L6-v2"
+    assert [row[layout.ID] for row in rows] == [row[layout.ID] for row in local_rows]
+    for row, local_row in zip(rows, local_rows, strict=True):
+        assert row[layout.VECTOR] == pytest.approx(local_row[layout.VECTOR], abs=1e-5)
+    again = VectorExtension(model="", api_key=None, base_url=None, local=model)
+    build(docs, tmp_path / "ray", Options(ray=ray_tasks.LOCAL), extension=again)
+    assert again.report is not None and (again.report.embedded, again.report.reused) == (0, len(rows))
+
+
 def test_a_table_on_a_bucket_built_on_ray_is_the_one_a_local_run_writes_in_a_folder(s3_server, aws_env, tmp_path):
     aws_env(s3_server.env())  # the driver writes: only it needs the bucket's keys
     bucket = storage.locate(f"s3://{s3_server.bucket()}/db", Storage(endpoint=s3_server.endpoint, region=REGION))

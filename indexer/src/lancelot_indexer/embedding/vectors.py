@@ -31,6 +31,8 @@ from lancelot_schema import layout
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from lancelot_indexer.embedding.local import LocalModel
+
 log = structlog.get_logger("lancelot_indexer.vectors")
 
 # on_progress(stage, done, total), as the pipeline calls it; the stage here is "embed".
@@ -111,7 +113,11 @@ class Stored:
 
 
 class VectorExtension:
-    """Adds the `vector` column to the rows the pipeline built; `report` says what it did."""
+    """Adds the `vector` column to the rows the pipeline built; `report` says what it did.
+
+    The vectors come from the endpoint (`model`, `api_key`, `base_url`), or from `local`, a model run here
+    (`--embed local`), which then names the model and the host ("local"); reuse is the same for both.
+    """
 
     def __init__(
         self,
@@ -123,8 +129,12 @@ class VectorExtension:
         on_progress: Progress | None = None,
         limits: Limits | None = None,
         retry: Retry | None = None,
+        local: LocalModel | None = None,
     ) -> None:
-        self.model, self.api_key, self.base_url = model, api_key, base_url
+        self.local = local
+        self.model = local.name if local is not None else model
+        self.api_key, self.base_url = api_key, base_url
+        self.host = local.host if local is not None else endpoint_host(base_url)
         self.concurrency, self.on_progress = concurrency, on_progress
         self.limits, self.retry = limits, retry
         self.report: EmbedReport | None = None
@@ -140,12 +150,12 @@ class VectorExtension:
         return {
             layout.META_EMBEDDING_MODEL: self.model,
             layout.META_EMBEDDED: EMBEDDED,
-            layout.META_EMBEDDING_HOST: endpoint_host(self.base_url),
+            layout.META_EMBEDDING_HOST: self.host,
         }
 
     def kept(self, rows: int, width: int) -> None:
         """The rows an incremental rebuild kept: their vectors count as reused."""
-        host = endpoint_host(self.base_url)
+        host = self.host
         before = self.report or EmbedReport(self.model, host, width, 0, 0, 0)
         self.report = EmbedReport(
             self.model, host, before.width or width, before.embedded, before.reused + rows, before.requests
@@ -176,24 +186,28 @@ class VectorExtension:
                 to_embed.append(text)
             take.append(offset + fresh[digest])
         # Also for logs without a terminal (CI), where no progress bar is drawn: a long wait is announced.
-        log.info("embedding", texts=len(to_embed), reused=reused, model=self.model, host=endpoint_host(self.base_url))
+        log.info("embedding", texts=len(to_embed), reused=reused, model=self.model, host=self.host)
         started = time.perf_counter()
-        embed = embed_texts if self._engine is None else partial(embed_in_tasks, self._engine)
-        embedded = embed(
-            to_embed,
-            model=self.model,
-            api_key=self.api_key,
-            base_url=self.base_url,
-            concurrency=self.concurrency,
-            limits=self.limits,
-            retry=self.retry,
-            expected_width=self._stored[1].width or None,
-            progress=self._progress(len(to_embed)),
-        )
+        expected = self._stored[1].width or None
+        if self.local is not None:
+            embedded = self.local.embed(to_embed, self._progress(len(to_embed)), expected)
+        else:
+            embed = embed_texts if self._engine is None else partial(embed_in_tasks, self._engine)
+            embedded = embed(
+                to_embed,
+                model=self.model,
+                api_key=self.api_key,
+                base_url=self.base_url,
+                concurrency=self.concurrency,
+                limits=self.limits,
+                retry=self.retry,
+                expected_width=expected,
+                progress=self._progress(len(to_embed)),
+            )
         seconds = round(time.perf_counter() - started, 3)
         log.info("embedded", texts=len(embedded), requests=embedded.stats.requests, seconds=seconds)
         width = embedded.width or old.width or self._stored[1].width
-        host = endpoint_host(self.base_url)
+        host = self.host
         before = self.report or EmbedReport(self.model, host, width, 0, 0, 0)
         self.report = EmbedReport(
             self.model,

@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from lancelot_schema import languages
+from lancelot_schema import languages, local_models
 from lancelot_schema.settings import Settings
 from lancelot_server.errors import VectorSearchUnavailable
 from lancelot_server.replies import Hit, SearchType, TextMatch
@@ -24,6 +24,7 @@ from lancelot_server.search.core import Wanted
 from lancelot_server.search.embed import Embedder
 from lancelot_server.search.filters import NONE_KEPT, any_kept
 from lancelot_server.search.fusion import HYBRID_DEPTH, fused_ranking
+from lancelot_server.search.local_embed import LocalEmbedder, LocalEmbedders
 from lancelot_server.search.rows import hit_document
 from lancelot_server.storage.store import UNREADABLE_INDEX, Layout, damage
 
@@ -48,25 +49,29 @@ class Query:
         together = _Embeddings(texts, embedder)
         return [cls(text, embedder, together=together, position=at) for at, text in enumerate(texts)]
 
-    def embedding(self) -> list[float]:
-        return self._together.vectors()[self._position]
+    def embedding(self, embedder: Embedder | LocalEmbedder | None = None) -> list[float]:
+        """Its vector from `embedder` (default: the endpoint's), a table of local vectors asking for its model's."""
+        return self._together.vectors(embedder)[self._position]
 
 
 class _Embeddings:
     def __init__(self, texts: list[str], embedder: Embedder) -> None:
         self._texts = texts
         self._embedder = embedder
-        self._embedded: list[list[float]] | VectorSearchUnavailable | None = None
+        # By embedder: tables of one call may hold vectors of the endpoint's model and of local ones.
+        self._embedded: dict[int, list[list[float]] | VectorSearchUnavailable] = {}
 
-    def vectors(self) -> list[list[float]]:
-        if self._embedded is None:
+    def vectors(self, embedder: Embedder | LocalEmbedder | None = None) -> list[list[float]]:
+        chosen = embedder or self._embedder
+        if id(chosen) not in self._embedded:
             try:
-                self._embedded = self._embedder.embed_all(self._texts)
+                self._embedded[id(chosen)] = chosen.embed_all(self._texts)
             except VectorSearchUnavailable as exc:
-                self._embedded = exc
-        if isinstance(self._embedded, VectorSearchUnavailable):
-            raise self._embedded
-        return self._embedded
+                self._embedded[id(chosen)] = exc
+        embedded = self._embedded[id(chosen)]
+        if isinstance(embedded, VectorSearchUnavailable):
+            raise embedded
+        return embedded
 
 
 class Modes:
@@ -75,6 +80,12 @@ class Modes:
     def __init__(self, settings: Settings, embedder: Embedder) -> None:
         self.settings = settings
         self.embedder = embedder
+        self.local = LocalEmbedders(settings)
+
+    def embedder_for(self, table_layout: Layout) -> Embedder | LocalEmbedder:
+        """The local model a table's vectors were made with (stamped `local:NAME`), else the endpoint."""
+        name = local_models.local_name(table_layout.stamped.get("embedding_model"))
+        return self.local.get(name) if name is not None else self.embedder
 
     def run(self, handle: Any, table_layout: Layout, query: Query, mode: str, wanted: Wanted) -> Outcome:
         """The search `mode` asks for, or the next one down (hybrid, vector, text) with a note saying why; `auto`
@@ -105,7 +116,10 @@ class Modes:
         """Raise `VectorSearchUnavailable` when vector search cannot work, before any query is sent."""
         if table_layout.vector is None:
             raise VectorSearchUnavailable("the table has no vector column (index it with `lancelot-index --embed`)")
-        self.embedder.require()
+        embedder = self.embedder_for(table_layout)
+        embedder.require()
+        if isinstance(embedder, LocalEmbedder):
+            return
         stamped = table_layout.stamped.get("embedding_model")
         model = self.settings.embedding_model
         if stamped is not None and stamped != model:
@@ -115,10 +129,12 @@ class Modes:
             )
 
     def _embed(self, table_layout: Layout, query: Query) -> list[float]:
-        embedding = query.embedding()
+        embedder = self.embedder_for(table_layout)
+        embedding = query.embedding(embedder)
         if len(embedding) != table_layout.vector_width:
+            model = f"local:{embedder.name}" if isinstance(embedder, LocalEmbedder) else self.settings.embedding_model
             raise VectorSearchUnavailable(
-                f"vector search failed: {self.settings.embedding_model} gives vectors of width {len(embedding)} "
+                f"vector search failed: {model} gives vectors of width {len(embedding)} "
                 f"but the table's {table_layout.vector!r} column has width {table_layout.vector_width}"
             )
         return embedding
