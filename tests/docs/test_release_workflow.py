@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lancelot_schema import local_models
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
 CHECK_VERSION = ROOT / "scripts" / "check-version"
@@ -118,3 +120,18 @@ def test_check_version_names_each_place_out_of_step(tree):
         f"  indexer/src/lancelot_indexer/__init__.py: 9.9.9, not {version}",
         f"  server/pyproject.toml (lancelot-schema>=0.1): (not ==), not {version}",
     ]
+
+
+def test_the_default_local_models_files_are_published_once_from_the_checked_folder():
+    model = workflow()["jobs"]["model"]
+    lines = runs(model)
+    assert model["permissions"] == {"contents": "write"}
+    assert "scripts/model-folder model" in lines
+    published = next(line for line in lines if "gh release create" in line)
+    assert published.startswith('gh release view "$MODEL_RELEASE" >/dev/null 2>&1 ||')
+    assert "model/model.onnx model/tokenizer.json" in published
+    # The release the download fetches from is the one this job makes.
+    assert (
+        local_models.KNOWN[local_models.DEFAULT_MODEL].home
+        == f"{local_models.RELEASES}/{model['env']['MODEL_RELEASE']}"
+    )

