@@ -131,8 +131,10 @@ class Held:
 
 
 def _load(dataset: Any, names: list[str], room: int) -> Columns | None:
-    """`names` of every row, read in one scan; None as soon as they take more than `room` bytes. Text columns are
-    dictionary-encoded (a document's path and title repeat on each of its passages)."""
+    """`names` of every row, read in one scan; None as soon as they take more than `room` bytes. A text column whose
+    values repeat (a document's path and title, on each of its passages) is dictionary-encoded."""
+    import numpy as np
+
     scanner = dataset.scanner(columns=names, with_row_id=True, batch_size=BATCH_ROWS)
     batches, size = [], 0
     for batch in scanner.to_reader():
@@ -140,10 +142,18 @@ def _load(dataset: Any, names: list[str], room: int) -> Columns | None:
         size += batch.nbytes
         if size > room:
             return None
-    table = (pa.Table.from_batches(batches) if batches else scanner.to_table()).combine_chunks()
+    table = pa.Table.from_batches(batches) if batches else scanner.to_table()
     for index, column in enumerate(table.columns):
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-            table = table.set_column(index, table.field(index).name, pc.dictionary_encode(column).combine_chunks())
-    order = pc.sort_indices(table.column(ROW_ID))
-    table = table.take(order)
+        if _repeats(column):
+            table = table.set_column(index, table.field(index).name, pc.dictionary_encode(column))
+    if not (np.diff(table.column(ROW_ID).to_numpy()) > 0).all():  # a scan gives row ids in order, or nearly
+        table = table.take(pc.sort_indices(table.column(ROW_ID)))
     return Columns(int(dataset.version), table) if table.nbytes <= room else None
+
+
+def _repeats(column: pa.ChunkedArray) -> bool:
+    """A text column whose first rows hold each value twice or more on average (ids are unique: left as they are)."""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return False
+    sample = column.slice(0, 4096)
+    return len(sample) > 0 and pc.count_distinct(sample).as_py() * 2 <= len(sample)
