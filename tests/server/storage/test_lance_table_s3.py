@@ -116,7 +116,7 @@ def test_a_bucket_that_stops_answering_mid_query_is_one_line(s3_server, lancelot
     assert "LanceError" not in message and "Traceback" not in message
 
 
-def test_only_the_indexes_that_fit_in_half_the_bound_are_loaded_and_each_once(large_db):
+def test_only_the_indexes_that_fit_in_their_share_of_the_bound_are_loaded_and_each_once(large_db):
     import lance
 
     from lancelot_server.storage import lance_table
