@@ -130,28 +130,37 @@ class Held:
                 self._held = None
 
 
-def _load(dataset: Any, names: list[str], room: int) -> Columns | None:
-    """`names` of every row, read in one scan; None as soon as they take more than `room` bytes. A text column whose
-    values repeat (a document's path and title, on each of its passages) is dictionary-encoded."""
+def _load(dataset: Any, names: list[str], room: int, batch_rows: int = BATCH_ROWS) -> Columns | None:
+    """`names` of every row, read in one scan; None as soon as they take, or at the rate read so far will take,
+    more than `room` bytes (a table far too large costs one batch). A text column whose first values repeat (a
+    document's path and title, on each of its passages) is dictionary-encoded, batch by batch."""
     import numpy as np
 
-    scanner = dataset.scanner(columns=names, with_row_id=True, batch_size=BATCH_ROWS)
-    batches, size = [], 0
+    total = dataset.count_rows()  # from the manifest: no request
+    scanner = dataset.scanner(columns=names, with_row_id=True, batch_size=batch_rows)
+    batches, size, seen, encoded = [], 0, 0, None
     for batch in scanner.to_reader():
+        if encoded is None:
+            encoded = {index for index, column in enumerate(batch.columns) if _repeats(column)}
+        batch = _encoded(batch, encoded)
         batches.append(batch)
-        size += batch.nbytes
-        if size > room:
+        size, seen = size + batch.nbytes, seen + batch.num_rows
+        if size > room or size * total > room * seen:
             return None
     table = pa.Table.from_batches(batches) if batches else scanner.to_table()
-    for index, column in enumerate(table.columns):
-        if _repeats(column):
-            table = table.set_column(index, table.field(index).name, pc.dictionary_encode(column))
     if not (np.diff(table.column(ROW_ID).to_numpy()) > 0).all():  # a scan gives row ids in order, or nearly
         table = table.take(pc.sort_indices(table.column(ROW_ID)))
     return Columns(int(dataset.version), table) if table.nbytes <= room else None
 
 
-def _repeats(column: pa.ChunkedArray) -> bool:
+def _encoded(batch: pa.RecordBatch, columns: set[int]) -> pa.RecordBatch:
+    arrays = [
+        pc.dictionary_encode(column) if index in columns else column for index, column in enumerate(batch.columns)
+    ]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def _repeats(column: pa.Array) -> bool:
     """A text column whose first rows hold each value twice or more on average (ids are unique: left as they are)."""
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return False
