@@ -55,6 +55,8 @@ DEFAULT_LIMIT = 10
 METADATA_SHARE = 8
 INDEX_SHARE = 1 / 2
 COLUMNS_SHARE = 8
+# A folder holds no columns (the page cache serves its rows): its index cache keeps that eighth.
+FOLDER_INDEX_SHARE = 5 / 8
 # Of the bound, what the full-text indexes loaded ahead may take: the index cache's other eighth is for what
 # queries read.
 PRELOAD_SHARE = 3 / 8
@@ -76,12 +78,13 @@ def table_names(uri: str, options: dict[str, str]) -> list[str]:
     return sorted(name[: -len(TABLE_SUFFIX)] for name in found if name.endswith(TABLE_SUFFIX) and name != TABLE_SUFFIX)
 
 
-def session(bound_bytes: int) -> Any:
-    """The one Lance session of a server: its index and metadata caches within `bound_bytes` in all; None (each
-    dataset with Lance's default caches) when the bound is 0."""
+def session(bound_bytes: int, remote: bool = True) -> Any:
+    """The one Lance session of a server: its index and metadata caches within `bound_bytes` in all (beside the
+    held columns on object storage, `remote`); None (each dataset with Lance's default caches) when the bound is 0."""
     if bound_bytes <= 0:
         return None
-    metadata, index = bound_bytes // METADATA_SHARE, int(bound_bytes * INDEX_SHARE)
+    share = INDEX_SHARE if remote else FOLDER_INDEX_SHARE
+    metadata, index = bound_bytes // METADATA_SHARE, int(bound_bytes * share)
     # pylance exports Session without listing it in __all__.
     return lance.Session(index_cache_size_bytes=index, metadata_cache_size_bytes=metadata)  # type: ignore[attr-defined]
 

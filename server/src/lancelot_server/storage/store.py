@@ -330,8 +330,8 @@ class Store:
 
         with self._lock:
             if self._session is None:
-                self._session = lance_table.session(self.cache_bytes)
-                self._budget = lance_table.columns_budget(self.cache_bytes)
+                self._session = lance_table.session(self.cache_bytes, remote=not location.local)
+                self._budget = None if location.local else lance_table.columns_budget(self.cache_bytes)
         # A folder is read through the operating system's page cache: nothing is loaded ahead there.
         preload = 0 if location.local else self.cache_bytes
         try:
