@@ -18,7 +18,8 @@ What does not change between versions is kept in memory across queries by Lance 
 server (`session`), shared by every table and version, holds the index parts and file metadata read (keyed by
 the files' names, which a new version changes only where it changed something), within LANCELOT_CACHE_MB. On
 object storage a table's full-text indexes are also loaded into it whole as it opens and when a version brings
-new ones (`preload`): a warm search then reads only its hits' rows (docs/benchmarks.md, "Object storage").
+new ones (`preload`), and the columns a ranking reads are held per version (`held`, within an eighth of the
+bound): a warm search then reads only its hits' texts (docs/benchmarks.md, "Object storage").
 
 Freshness is lancedb's `read_consistency_interval`: before a read, the latest version is looked up once
 `refresh` has passed since the last look (zero: every read), so a table that lancelot-index rebuilt is served
