@@ -12,7 +12,8 @@ file larger than MOTO_LARGEST, which moto cannot serve ranges of at speed): the 
 server's first reply, then round by round text searches (BM25), searches that fall back to the substring match,
 reads by id of the text searches' hits, searches filtered by file type (every row passes) and by a `path`
 prefix (one copy's SQL reference), `lancedb_status` and the first page of `resources/list`: medians and p95,
-and the server's resident memory after them and at its peak.
+the server's resident memory after them and at its peak, and on a bucket the requests a timed text search made
+(moto's log).
 
     scripts/bench-growth [--copies 1 11 111] [--rounds 3] [--bucket] [--rebuild]   # a Markdown section
 """
@@ -61,6 +62,8 @@ class Served:
     times: dict[str, list[float]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
     rss: int = 0
     peak: int = 0
+    # On a bucket: the requests the timed text searches made (the S3 server's log), and how many searches.
+    text_requests: list[int] = field(default_factory=list)
 
 
 def build(docs: Path, count: int, work: Path, rebuild: bool) -> tuple[Path, dict[str, Any]]:
@@ -88,8 +91,11 @@ def _size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-async def serve(env: dict[str, str], rounds: int) -> Served:
-    """One fresh server over `env`: the first text search, then `rounds` of every kind, then its memory."""
+async def serve(env: dict[str, str], rounds: int, log: Path | None = None) -> Served:
+    """One fresh server over `env`: the first text search, then `rounds` of every kind, then its memory; with the
+    S3 server's `log`, the requests of each timed text search."""
+    from tests.support.s3_server import requests
+
     served = Served()
     before = set(common.process_tree(os.getpid()))
     async with Client(common.stdio_server(env)) as client:
@@ -124,7 +130,10 @@ async def serve(env: dict[str, str], rounds: int) -> Served:
         await listed(None)
         for _ in range(rounds):
             for query in POSTGRES_QUERIES:
+                seen = len(requests(log)) if log else 0
                 await call("text (BM25)", "lancedb_search", {"query": query, "mode": "text"})
+                if log:
+                    served.text_requests.append(len(requests(log)) - seen)
             for query in SUBSTRING_QUERIES:
                 await call("substring fallback", "lancedb_search", {"query": query, "mode": "text"})
             for id in ids:
@@ -158,6 +167,9 @@ def report(title: str, sizes: Sequence[dict[str, Any]], results: Sequence[Served
         row(f"{kind}: median (n {n})", [figure["median"] for figure in figures], "ms")
         if n > 1:
             row(f"{kind}: p95", [figure["p95"] for figure in figures], "ms")
+    if all(served.text_requests for served in results):
+        made = [sum(served.text_requests) / len(served.text_requests) for served in results]
+        row("requests a warm text search (the S3 server's log)", made, "", 2)
     row("server RSS after the queries", [served.rss / 1e6 for served in results], "MB", 0)
     row("server RSS at its peak", [served.peak / 1e6 for served in results], "MB", 0)
     if len(results) > 1:
@@ -207,9 +219,11 @@ def main() -> None:
             if largest > MOTO_LARGEST:
                 print(f"\n{db} not served from moto: a file of {largest / 1e6:.0f} MB (see MOTO_LARGEST)")
                 continue
-            with S3Server() as server:  # one each: moto holds every object in its memory
+            log = args.work / f"requests-{db.name}.log"
+            log.unlink(missing_ok=True)
+            with S3Server(log=log) as server:  # one each: moto holds every object in its memory
                 uri = server.database(db, f"growth/{db.name}")
-                bucket.append(anyio.run(serve, {**server.env(), "LANCEDB_PATH": uri}, args.rounds))
+                bucket.append(anyio.run(serve, {**server.env(), "LANCEDB_PATH": uri}, args.rounds, log))
                 served.append(size)
         if bucket:
             report(

@@ -12,6 +12,10 @@ it includes importing Lance, the same in every row) and counts the requests it m
 
     scripts/bench-s3 [--rounds 3] [--latency-ms 20]     # prints a Markdown section for docs/benchmarks.md
 
+With --baseline REV, the default bucket rows (cache 256 MiB, refresh 10 s) are also served by REV's `lancelot`
+(a worktree with its own venv under bench-work/s3, `bench/quality/baseline.py`), round by round beside the
+current code: before and after a change, in one run.
+
 With --index it times the indexer writing instead: `lancelot-index` over the same documents into a new
 folder, into a new prefix of the first server and of the second, each a full build, a rebuild that finds
 nothing changed, and one after a page changed, with the requests each made.
@@ -38,6 +42,7 @@ from tests.support.s3_server import S3Server, requests, without_aws
 
 from bench import common
 from bench.common import PYTHON_AND_POSTGRES_QUERIES
+from bench.quality import baseline
 
 WORK = common.WORK / "s3"
 
@@ -48,6 +53,7 @@ class Target:
     db: str
     env: dict[str, str]
     log: Path | None = None
+    command: Path = common.BIN / "lancelot"
     first: list[float] = field(default_factory=list)
     warm: list[float] = field(default_factory=list)
     first_requests: list[int] = field(default_factory=list)
@@ -82,7 +88,7 @@ def counted(target: Target | Writer) -> int:
 
 
 async def one_round(target: Target, queries: list[str]) -> None:
-    async with Client(common.stdio_server({**target.env, "LANCEDB_PATH": target.db})) as client:
+    async with Client(common.stdio_server({**target.env, "LANCEDB_PATH": target.db}, target.command)) as client:
         await client.list_tools()
         before, started = counted(target), time.perf_counter()
         result = await client.call_tool("lancedb_search", {"query": queries[0], "mode": "text"})
@@ -182,6 +188,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=searches, help="searches per server, the first one cold")
     parser.add_argument("--latency-ms", type=float, default=20.0, help="the second S3 server's wait per request")
     parser.add_argument("--index", action="store_true", help="time lancelot-index writing instead of queries")
+    parser.add_argument("--baseline", help="a revision whose server also serves the default bucket rows")
     args = parser.parse_args()
     if args.docs is None:
         common.installed(common.POSTGRES_MANUAL)
@@ -191,6 +198,7 @@ def main() -> None:
         bench_writes(args)
         return
     db = build(args.docs)
+    before = baseline.prepare(args.baseline, WORK) if args.baseline else None
     queries = (PYTHON_AND_POSTGRES_QUERIES * (args.queries // len(PYTHON_AND_POSTGRES_QUERIES) + 1))[: args.queries]
     for log in WORK.glob("requests-*.log"):
         log.unlink()
@@ -206,6 +214,9 @@ def main() -> None:
                 served = "before (cache 0)" if cache == "0" else f"cache {cache} MiB"
                 name = f"bucket ({latency}), {served}, refresh {refresh} s"
                 targets.append(Target(name, uri, env, server.log))
+                if before is not None and (cache, refresh) == ("256", "10"):
+                    name = f"bucket ({latency}), {before.name}, cache {cache} MiB, refresh {refresh} s"
+                    targets.append(Target(name, uri, env, server.log, before.bin / "lancelot"))
         for _ in range(args.rounds):
             for target in targets:
                 anyio.run(one_round, target, queries)
@@ -222,7 +233,8 @@ def main() -> None:
         kinds = [f"{target.warm_operations[name] / warm:.2f}" if target.log else "–" for name in OPERATIONS]
         cells = [target.name, ms(target.first), ms(target.warm), p90(target.warm), first_requests, per_warm, *kinds]
         print(common.table_row(cells))
-    print(f"\nCommand: `scripts/bench-s3 --rounds {args.rounds} --latency-ms {args.latency_ms:g}`")
+    against = f" --baseline {args.baseline}" if args.baseline else ""
+    print(f"\nCommand: `scripts/bench-s3 --rounds {args.rounds} --latency-ms {args.latency_ms:g}{against}`")
 
 
 if __name__ == "__main__":

@@ -136,8 +136,10 @@ def _ranked(
     them (score, source, id); the chosen rows alone are then read whole, which costs less than reading every
     column of the whole pool (docs/decisions.md, "Cold start"). On object storage it also reads the columns a hit
     shows but its text (`short_columns`), and only the chosen rows' texts are read after: a round trip fewer
-    (docs/decisions.md, "Object storage: Lance's session"). The table is pinned to one version
-    (`LanceTable.pinned`), so the ids found are the ids read.
+    (docs/decisions.md, "Object storage: Lance's session"); where the table holds those columns in memory
+    (`LanceTable.held`), the ranking reads only its index and takes them from there (docs/decisions.md, "Object
+    storage: the pool's columns held"). The table is pinned to one version (`LanceTable.pinned`), so the ids
+    found are the ids read.
     With a prefix, a cap or `evidence`, more than `limit` rows are fetched, four times more each round, until
     enough pass or the ranking runs out: the cap never shortens a reply while other documents still match.
     `evidence` > 0 adds to each row's score that share of the scores of its document's other rows among those
@@ -151,8 +153,9 @@ def _ranked(
     # On object storage the rows' other columns come with the ranking, in its requests: a round trip fewer.
     known = short_columns(table_layout) if table.remote else []
     keys = list(dict.fromkeys([*named, *known, score_column]))
+    held = table.held([key for key in keys if key != score_column]) if table.remote else None
     while True:
-        rows = fetch(want, keys).to_pylist()
+        rows = _pool(fetch, want, keys, score_column, held)
         if evidence:
             with_document_evidence(rows, score_column, evidence, _document(table_layout))
         rows.sort(key=lambda row: (sign * row[score_column], str(row.get(table_layout.id or "", ""))))
@@ -161,6 +164,18 @@ def _ranked(
             ranked = [(row[ROW_ID], row[score_column]) for row in kept]
             return read_hits(table, table_layout, ranked, kept if known else None)
         want *= 4
+
+
+def _pool(fetch: Callable[[int, list[str]], Any], count: int, keys: list[str], score: str, held: Any) -> list[Any]:
+    """The ranking's best `count` rows with `keys`: from memory by row id where `held` (`Columns`) has them."""
+    if held is not None:
+        ranked = fetch(count, [score]).select([ROW_ID, score])
+        rows = held.rows(ranked.column(ROW_ID).to_pylist())
+        if rows is not None:
+            for row, value in zip(rows, ranked.column(score).to_pylist(), strict=True):
+                row[score] = value
+            return cast(list[Any], rows)
+    return cast(list[Any], fetch(count, keys).to_pylist())
 
 
 def short_columns(table_layout: Layout) -> list[str]:

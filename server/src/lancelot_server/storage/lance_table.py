@@ -18,7 +18,8 @@ What does not change between versions is kept in memory across queries by Lance 
 server (`session`), shared by every table and version, holds the index parts and file metadata read (keyed by
 the files' names, which a new version changes only where it changed something), within LANCELOT_CACHE_MB. On
 object storage a table's full-text indexes are also loaded into it whole as it opens and when a version brings
-new ones (`preload`): a warm search then reads only its hits' rows (docs/benchmarks.md, "Object storage").
+new ones (`preload`), and the columns a ranking reads are held per version (`held`, within an eighth of the
+bound): a warm search then reads only its hits' texts (docs/benchmarks.md, "Object storage").
 
 Freshness is lancedb's `read_consistency_interval`: before a read, the latest version is looked up once
 `refresh` has passed since the last look (zero: every read), so a table that lancelot-index rebuilt is served
@@ -42,16 +43,24 @@ from lance.dataset import serialize_row_addrs
 from lance.file import LanceFileSession
 
 from lancelot_schema.folders import TABLE_SUFFIX
+from lancelot_server.storage.held import Budget, Columns, Held
 
 # What lancedb calls the index types Lance names otherwise.
 _INDEX_TYPES = {"Inverted": "FTS"}
 # lancedb's default number of rows of a query without a limit.
 DEFAULT_LIMIT = 10
-# Of LANCELOT_CACHE_MB, what Lance's metadata cache (manifests, file footers, index descriptions) and its index
-# cache may hold: a quarter is left over, because Lance's caches evict only after they grow past their capacity
-# (measured: 1.22 times the capacity given, tests/server/storage/test_lance_table_s3.py).
+# Of LANCELOT_CACHE_MB, what Lance's metadata cache (manifests, file footers, index descriptions), its index cache
+# and, on object storage, the short columns held (`held`) may hold: a quarter is left over, because Lance's caches
+# evict only after they grow past their capacity (measured: 1.22 times the capacity given,
+# tests/server/storage/test_lance_table_s3.py).
 METADATA_SHARE = 8
-INDEX_SHARE = 5 / 8
+INDEX_SHARE = 1 / 2
+COLUMNS_SHARE = 8
+# A folder holds no columns (the page cache serves its rows): its index cache keeps that eighth.
+FOLDER_INDEX_SHARE = 5 / 8
+# Of the bound, what the full-text indexes loaded ahead may take: the index cache's other eighth is for what
+# queries read.
+PRELOAD_SHARE = 3 / 8
 # What a full-text index takes in the cache, loaded whole, per byte of its files: 2.7 measured on the PostgreSQL
 # manual's three (2.6 MiB of files, 7.0 MiB in the cache).
 CACHED_PER_STORED_BYTE = 3
@@ -70,22 +79,28 @@ def table_names(uri: str, options: dict[str, str]) -> list[str]:
     return sorted(name[: -len(TABLE_SUFFIX)] for name in found if name.endswith(TABLE_SUFFIX) and name != TABLE_SUFFIX)
 
 
-def session(bound_bytes: int) -> Any:
-    """The one Lance session of a server: its index and metadata caches within `bound_bytes` in all; None (each
-    dataset with Lance's default caches) when the bound is 0."""
+def session(bound_bytes: int, remote: bool = True) -> Any:
+    """The one Lance session of a server: its index and metadata caches within `bound_bytes` in all (beside the
+    held columns on object storage, `remote`); None (each dataset with Lance's default caches) when the bound is 0."""
     if bound_bytes <= 0:
         return None
-    metadata, index = bound_bytes // METADATA_SHARE, int(bound_bytes * INDEX_SHARE)
+    share = INDEX_SHARE if remote else FOLDER_INDEX_SHARE
+    metadata, index = bound_bytes // METADATA_SHARE, int(bound_bytes * share)
     # pylance exports Session without listing it in __all__.
     return lance.Session(index_cache_size_bytes=index, metadata_cache_size_bytes=metadata)  # type: ignore[attr-defined]
+
+
+def columns_budget(bound_bytes: int) -> Budget:
+    """What every table's held columns share of the bound."""
+    return Budget(bound_bytes // COLUMNS_SHARE)
 
 
 def preload(dataset: Any, bound_bytes: int, loaded: set[str]) -> list[str]:
     """Load the full-text indexes of `dataset` whole into its session's cache, all at once (each is read in
     parallel with the others), skipping those whose files were loaded before (`loaded`, index segment ids, grows)
-    and those that would take the cache past half its bound, so that what queries read keeps room: an index too
-    large is never read whole only to be refused. The indexes loaded, named."""
-    room = bound_bytes // 2 - dataset.session().size_bytes()
+    and those that would take the cache past `PRELOAD_SHARE` of its bound, so that what queries read keeps room: an
+    index too large is never read whole only to be refused. The indexes loaded, named."""
+    room = int(bound_bytes * PRELOAD_SHARE) - dataset.session().size_bytes()
     wanted = {}
     for described in dataset.describe_indices():
         segments = {str(segment.uuid) for segment in described.segments}
@@ -127,7 +142,7 @@ class Index:
 class LanceTable:
     """One table, opened once; the dataset is swapped for its latest version as `refresh` says."""
 
-    def __init__(self, dataset: Any, refresh: timedelta, preload_bytes: int = 0) -> None:
+    def __init__(self, dataset: Any, refresh: timedelta, preload_bytes: int = 0, budget: Budget | None = None) -> None:
         self._dataset = dataset
         # Object storage, where each read is a request: a search reads fewer, larger parts (`search.core._ranked`),
         # and no file is checked for (`damage`).
@@ -141,17 +156,25 @@ class LanceTable:
         # Object storage: the bound the full-text indexes are loaded within (0: never), and those loaded.
         self._preload_bytes = preload_bytes
         self._loaded: set[str] = set()
+        # Object storage: the short columns a ranking reads, held per version within `budget` (None: never).
+        self._held = Held(budget if self.remote else None)
         if preload_bytes:
             preload(dataset, preload_bytes, self._loaded)
 
     @classmethod
     def open(
-        cls, uri: str, options: dict[str, str], refresh: timedelta, session: Any = None, preload_bytes: int = 0
+        cls,
+        uri: str,
+        options: dict[str, str],
+        refresh: timedelta,
+        session: Any = None,
+        preload_bytes: int = 0,
+        budget: Budget | None = None,
     ) -> LanceTable:
         """`session`: the server's (`session()`); `preload_bytes`: its bound, to load the full-text indexes within
-        (object storage), or 0."""
+        (object storage), or 0; `budget`: what the server's held columns share (`columns_budget`), or None."""
         dataset = lance.dataset(uri, storage_options=options or None, session=session)
-        return cls(dataset, refresh, preload_bytes if session is not None else 0)
+        return cls(dataset, refresh, preload_bytes if session is not None else 0, budget)
 
     def to_lance(self) -> Any:
         """The dataset at the version reads now see (checked for a newer one as `refresh` says)."""
@@ -160,6 +183,7 @@ class LanceTable:
                 latest = self._dataset.latest_version  # fails once the table's files are gone
                 if latest != self._dataset.version:
                     self._dataset = self._dataset.checkout_version(latest)
+                    self._held.moved_to(int(latest))
                     if self._preload_bytes:  # a rebuild's new indexes; those it kept are in the cache already
                         preload(self._dataset, self._preload_bytes, self._loaded)
                 self._checked = time.monotonic()
@@ -175,8 +199,18 @@ class LanceTable:
         ranking and the rows it then takes by id) sees the same version, whatever a rebuild commits meanwhile."""
         dataset = self.to_lance()
         table = LanceTable(dataset, timedelta.max)
-        table._kept = self._kept
+        table._kept, table._held = self._kept, self._held
         return table
+
+    def held(self, names: Sequence[str]) -> Columns | None:
+        """These columns of every row of the version reads see, in memory (object storage, within the budget: read
+        at the first ask for a version); None where they are not held."""
+        return self._held.columns(self.to_lance(), names)
+
+    @property
+    def held_bytes(self) -> int:
+        """What this table's held columns take now."""
+        return self._held.nbytes
 
     def kept(self, key: Hashable, derive: Callable[[Any], T]) -> T:
         """`derive(dataset)` at the version reads see, computed once per version (a failure is not kept)."""

@@ -191,6 +191,7 @@ class Store:
         # Lance's caches, one session for every table (`lance_table.session`), made with the first table opened.
         self.cache_bytes = (storage or Storage()).cache_mb * 1024 * 1024
         self._session: Any = None
+        self._budget: Any = None  # the held columns' share of the bound (`lance_table.columns_budget`)
         if db_path is not None:
             try:
                 self.location = storage_module.locate(db_path, storage)
@@ -329,13 +330,19 @@ class Store:
 
         with self._lock:
             if self._session is None:
-                self._session = lance_table.session(self.cache_bytes)
+                self._session = lance_table.session(self.cache_bytes, remote=not location.local)
+                self._budget = None if location.local else lance_table.columns_budget(self.cache_bytes)
         # A folder is read through the operating system's page cache: nothing is loaded ahead there.
         preload = 0 if location.local else self.cache_bytes
         try:
             with self.reading():
                 handle = lance_table.LanceTable.open(
-                    location.table_uri(name), dict(location.options), _consistency(location), self._session, preload
+                    location.table_uri(name),
+                    dict(location.options),
+                    _consistency(location),
+                    self._session,
+                    preload,
+                    self._budget,
                 )
         except (FileNotFoundError, ValueError) as exc:
             # Listed but unreadable: a damaged folder, or one dropped since the listing.
@@ -352,10 +359,12 @@ class Store:
             return dict(self._tables)
 
     def cache(self) -> tuple[int, int]:
-        """What Lance's caches may hold (LANCELOT_CACHE_MB, in bytes) and hold now, for every table served."""
+        """What Lance's caches and the held columns may hold (LANCELOT_CACHE_MB, in bytes) and hold now, for every
+        table served."""
         with self._lock:
-            session = self._session
-        return self.cache_bytes, int(session.size_bytes()) if session is not None else 0
+            session, budget = self._session, self._budget
+        used = int(session.size_bytes()) if session is not None else 0
+        return self.cache_bytes, used + (budget.used_bytes if budget is not None else 0)
 
     def unreadable(self, name: str, found: Damage | None = None) -> TableLayoutError:
         detail = ""
