@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.logging_kept import logging_kept
 from tests.support.once import built_once
 
 pytest_plugins = ["tests.support.fixtures"]
@@ -41,16 +42,8 @@ EXAMPLE_DOCS = Path(__file__).resolve().parent.parent / "examples" / "docs"
 def _logging_as_it_was() -> Iterator[None]:
     """Each test starts with logging configured as before it: a command run in this process (CliRunner) sets
     structlog's level for the process, and a later test's info lines vanished, on whichever worker ran both."""
-    import logging
-
-    import structlog
-
-    config, root = structlog.get_config(), logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    structlog.configure(**config)
-    root.handlers[:] = handlers
-    root.setLevel(level)
+    with logging_kept():
+        yield
 
 
 @pytest.fixture(scope="session")

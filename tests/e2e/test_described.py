@@ -85,7 +85,7 @@ def test_a_rebuild_with_another_description_is_announced_over_stdio(tmp_path):
 
     async def session(client):
         first = await client.list_tools()
-        await anyio.to_thread.run_sync(lambda: corpus.index(docs, db, "--description", "Sprocket manual"))
+        await anyio.to_thread.run_sync(lambda: corpus.index_command(docs, db, "--description", "Sprocket manual"))
         with anyio.fail_after(30):
             await changed.wait()
         return first, await client.list_tools()
@@ -99,7 +99,7 @@ async def over_http(url, docs, db):
     http = httpx2.AsyncClient(timeout=30)
     async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
         first = await client.list_tools()
-        await anyio.to_thread.run_sync(lambda: corpus.index(docs, db, "--description", "Sprocket manual"))
+        await anyio.to_thread.run_sync(lambda: corpus.index_command(docs, db, "--description", "Sprocket manual"))
         return client.instructions, client.server_capabilities, first, await client.list_tools()
 
 

@@ -26,7 +26,7 @@ def filters_db(tmp_path_factory, endpoint):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, tmp_path, transport):
+def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, http_servers, transport):
     asked = {
         "setup": {"query": QUERY, "limit": 50, "tags": ["Setup"]},
         "both": {"query": QUERY, "limit": 50, "tags": ["setup", "linux"], "tagMatch": "all"},
@@ -48,7 +48,7 @@ def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, tmp
         bare = await client.call_tool("lancedb_query", {"query": QUERY, "mode": "text"})
         return replies, listed.content[0].text, told.content[0].text, bare.content[0].text
 
-    replies, listed, told, bare = over(transport, filters_db, session, tmp_path, **environ(endpoint))
+    replies, listed, told, bare = over(transport, filters_db, session, http_servers, **environ(endpoint))
     for mode in ("text", "vector", "hybrid"):
         sources = {name: {hit["source"] for hit in replies[mode, name]["hits"]} for name in asked}
         assert all(replies[mode, name]["searchType"] == mode for name in asked), mode
@@ -81,17 +81,17 @@ def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, tmp
         ({"tags": [" \x1f "]}, "tags[0] holds nothing to match"),
     ],
 )
-def test_filter_arguments_that_do_not_fit_are_tool_errors_naming_them(filters_db, tmp_path, arguments, message):
+def test_filter_arguments_that_do_not_fit_are_tool_errors_naming_them(filters_db, http_servers, arguments, message):
     async def session(client):
         search = await client.call_tool("lancedb_search", {"query": QUERY, **arguments})
         query = await client.call_tool("lancedb_query", {"query": QUERY, **arguments})
         return search, query
 
-    for result in over("stdio", filters_db, session, tmp_path):
+    for result in over("stdio", filters_db, session, http_servers):
         assert result.is_error and message in result.content[0].text, result.content[0].text
 
 
-def test_hostile_filter_values_match_literally_and_change_nothing(filters_db, tmp_path):
+def test_hostile_filter_values_match_literally_and_change_nothing(filters_db, http_servers):
     before = fingerprint(filters_db)
     hostile = [*metadata_corpus.HOSTILE_TAGS, "%%", "_", "' OR 1=1 --", "x\x00y", "\u202esetup", "ü" * 200]
 
@@ -103,7 +103,7 @@ def test_hostile_filter_values_match_literally_and_change_nothing(filters_db, tm
             found[tag] = {hit["source"] for hit in result.structured_content["hits"]}
         return found
 
-    found = over("stdio", filters_db, session, tmp_path)
+    found = over("stdio", filters_db, session, http_servers)
     for tag in metadata_corpus.HOSTILE_TAGS:
         assert found[tag] == {"hostile.md"}, tag
     assert all(found[tag] == set() for tag in hostile[len(metadata_corpus.HOSTILE_TAGS) :])

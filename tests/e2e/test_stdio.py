@@ -206,7 +206,7 @@ def test_a_rebuild_is_seen_at_the_next_call_without_a_restart(tmp_path):
 def test_searches_during_rebuilds_see_a_whole_table(tmp_path):
     docs, db = corpus.write_docs(tmp_path / "docs"), tmp_path / "db"
     corpus.index(docs, db)
-    searches_during_rebuilds(docs, db, lambda: corpus.index(docs, db))
+    searches_during_rebuilds(docs, db, lambda: corpus.index_command(docs, db))
 
 
 def _frame(number, method, params=None):

@@ -6,12 +6,13 @@ directly with LanceDB, in the columns those tools write.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
+
+from tests.support.indexing import run_index
 
 BIN = Path(sys.executable).parent
 
@@ -46,14 +47,19 @@ def write_docs(folder: Path, docs: dict[str, str] | None = None) -> Path:
 
 
 def index(docs: Path, db: Path, *options: str, env: dict[str, str] | None = None) -> None:
-    """Run the real `lancelot-index DOCS DB [options]` (with `env` added to the environment); fail the
-    test with its output if it fails."""
+    """Run the real `lancelot-index DOCS DB --quiet [options]` (with `env` added to the environment), in this
+    process; fail the test with its message if it fails."""
+    run_index(docs, db, "--quiet", *options, env=env)
+
+
+def index_command(docs: Path, db: Path, *options: str) -> None:
+    """`index` as a process of its own: for a rebuild from another thread while the test talks to a server
+    (the command sets a signal handler, which only the main thread may)."""
     done = subprocess.run(
         [str(BIN / "lancelot-index"), str(docs), str(db), "--quiet", *options],
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, **env} if env else None,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
