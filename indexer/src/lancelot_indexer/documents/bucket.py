@@ -47,10 +47,14 @@ class Objects:
     def key(self, relative: str) -> str:
         return f"{self.bucket}/{self.prefix}/{relative}" if self.prefix else f"{self.bucket}/{relative}"
 
+    def client(self) -> Any:
+        """This process's S3 client for the bucket."""
+        return _client(self.endpoint, self.region, os.getpid())
+
     def head(self, relative: str, size: int) -> bytes | None:
         """The first `size` bytes of the object at `relative` (a build's marker); None when it cannot be read."""
         try:
-            with _client(self.endpoint, self.region, os.getpid()).open_input_file(self.key(relative)) as handle:
+            with self.client().open_input_file(self.key(relative)) as handle:
                 data: bytes = handle.read_at(size, 0)
                 return data
         except OSError:
@@ -59,7 +63,7 @@ class Objects:
     def read(self, relative: str) -> bytes:
         """The bytes of the object at `relative` under the prefix; `Unreadable` saying why when it cannot be read."""
         try:
-            with _client(self.endpoint, self.region, os.getpid()).open_input_stream(self.key(relative)) as handle:
+            with self.client().open_input_stream(self.key(relative)) as handle:
                 data: bytes = handle.read()
                 return data
         except FileNotFoundError:
@@ -101,9 +105,7 @@ def listed(location: Location, exclude: Sequence[str] = (), *, leave_generated: 
 
     root = objects.key("").rstrip("/")
     try:
-        infos = _client(objects.endpoint, objects.region, os.getpid()).get_file_info(
-            fs.FileSelector(root, recursive=True)
-        )
+        infos = objects.client().get_file_info(fs.FileSelector(root, recursive=True))
     except FileNotFoundError:
         raise DocsError(
             f"DOCS {location} holds no object: check the bucket's prefix (the documents' folder on it)."
