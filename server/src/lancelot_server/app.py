@@ -51,7 +51,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 from pydantic import ConfigDict, ValidationError
 
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, output_schemas
+from lancelot_server import __version__
 from lancelot_server.arguments import (
     After,
     Before,
@@ -82,6 +82,7 @@ from lancelot_server.errors import LancelotError
 from lancelot_server.reading import resources
 from lancelot_server.reading.read import DEFAULT_BUDGET, Reading, ReadReply
 from lancelot_server.replies import SearchReply, StatusReply, VersionReply
+from lancelot_server.schemas.compact import compact
 from lancelot_server.search.filters import Filters
 from lancelot_server.stdio import ScrubbedLines
 from lancelot_server.storage import described
@@ -292,12 +293,12 @@ def _tool(fn: Callable[..., Any], title: str) -> Tool:
 
 
 def _compacted(tool: Tool) -> Tool:
-    """The tool with its output schema as `output_schemas.compact` shapes it: what clients check each reply against.
+    """The tool with its output schema as `schemas.compact` shapes it: what clients check each reply against.
     The SDK checks the reply itself against the tool's return type, never this schema."""
     published = tool.fn_metadata.output_schema
     if published is not None:
         # The metadata's field is read live; the tool's own `output_schema` is a cached copy of it.
-        tool.fn_metadata.output_schema = tool.output_schema = output_schemas.compact(published)
+        tool.fn_metadata.output_schema = tool.output_schema = compact(published)
     return tool
 
 
