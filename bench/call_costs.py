@@ -6,7 +6,7 @@ DB defaults to bench-work/search/peer-db (the PostgreSQL manual, as `scripts/ben
 One `lancelot` spawned over stdio and driven by the MCP SDK's client; after a warm-up of 5, CALLS (default 60)
 of each: a ping, `lancedb_version`, a text search for one hit and for ten. Then the `jsonschema` check the SDK's
 client makes of the last ten-hit reply, against the published (compact) output schema and against pydantic's
-own schema of the same reply type (`output_schemas.compact`'s after and before), in turn. Medians in ms.
+own schema of the same reply type (`schemas.compact`'s after and before), in turn. Medians in ms.
 """
 
 from __future__ import annotations

@@ -11,14 +11,13 @@ import dataclasses
 import os
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
 import click
 
-from lancelot_indexer import __version__, log
+from lancelot_indexer import __version__, log, parameters
 from lancelot_indexer.documents import ray_tasks
 from lancelot_indexer.documents.collect import DEFAULT_FILE_MEMORY, DEFAULT_FILE_TIMEOUT
 from lancelot_indexer.errors import IndexerError
@@ -73,63 +72,9 @@ def _log_level(quiet: bool, watch: bool) -> str:
     return "WARNING" if quiet or watch or sys.stderr.isatty() else "INFO"
 
 
-def _located(value: str) -> storage.Location:
-    # An empty argument (an unset "$DB" in a script) would otherwise mean the current folder.
-    if not value.strip():
-        raise click.BadParameter("is empty; name a folder (use . for the current one).")
-    # A URI is a URI: never a local folder named `s3:` (what Path would make of s3://bucket/db).
-    try:
-        return storage.locate(value)
-    except storage.LocationError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def _docs(ctx: click.Context, param: click.Parameter, value: str) -> Path | str:
-    """A folder, or the URI of documents on a bucket (located again once the settings are resolved)."""
-    location = _located(value)
-    if not location.local:
-        if location.scheme != "s3":
-            raise click.BadParameter(
-                f"{location} is on a store documents are not read from: give a folder or s3://BUCKET/PREFIX/ "
-                f"(or copy them here first, for example with `gcloud storage rsync` or `azcopy sync`)."
-            )
-        return value
-    return location.path if "://" in value else Path(value)
-
-
-def _database(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    _located(value)  # refused at once when it names no place; located again once the settings are resolved
-    return value
-
-
-def _checked(
-    problem_of: Callable[[str], str | None],
-) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
-    """A callback that refuses a value in the words of `problem_of` (None: no problem)."""
-
-    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        if value is not None and (problem := problem_of(value)):
-            raise click.BadParameter(problem)
-        return value
-
-    return check
-
-
-ENDPOINT = "endpoint"  # --embed without a value: the OpenAI-compatible endpoint
-
-
-def _embed_problem(value: str) -> str | None:
-    if value == ENDPOINT or value == "local" or (value.startswith("local:") and value != "local:"):
-        return None
-    return (
-        f"takes local or local:MODEL, or no value for the endpoint, not {value!r} "
-        "(give --embed after DOCS and DB, or DOCS is taken for its value)"
-    )
-
-
 def _local_model(embed: str | None, resolved: settings.Settings, threads: int | None) -> LocalModel | None:
     """The model `--embed local[:MODEL]` names, loaded once for every build of the run (fetched when missing)."""
-    if embed is None or embed == ENDPOINT:
+    if embed is None or embed == parameters.ENDPOINT:
         if threads is not None:
             raise click.UsageError(
                 "--embed-threads is for --embed local: the endpoint's requests are --embed-concurrency"
@@ -144,32 +89,20 @@ def _local_model(embed: str | None, resolved: settings.Settings, threads: int | 
     )
 
 
-def _language(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if problem := languages.problem(value):
-        raise click.BadParameter(problem)
-    return languages.canonical(value) or languages.DEFAULT
-
-
-def _description(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and (problem := about.problem(value)):
-        raise click.BadParameter(problem)
-    return value.strip() if value is not None else None
-
-
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="lancelot-index")
-@click.argument("docs", type=click.Path(file_okay=False), callback=_docs)
-@click.argument("db", callback=_database)
+@click.argument("docs", type=click.Path(file_okay=False), callback=parameters.docs)
+@click.argument("db", callback=parameters.database)
 @click.option(
     "--table",
     default=None,
-    callback=_checked(layout.table_name_problem),
+    callback=parameters.checked(layout.table_name_problem),
     help="Table to replace [default: LANCEDB_TABLE, else documents].",
 )
 @click.option(
     "--description",
     metavar="TEXT",
-    callback=_description,
+    callback=parameters.description,
     help=f"What the documents are, in a line of at most {about.MAX_DESCRIPTION} characters (e.g. 'PostgreSQL 15 "
     "manual'): what the server tells an assistant about the table. Kept by later rebuilds until given again "
     "[default: the table's, else a Sphinx or MkDocs build's name, the documents' common title suffix, DOCS's name].",
@@ -200,7 +133,7 @@ def _description(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option(
     "--link",
     metavar="TEMPLATE",
-    callback=_checked(links.template_problem),
+    callback=parameters.checked(links.template_problem),
     help="Give every passage a link: a URL with {path}, {stem}, and after '#' {anchor}, {line}, {line_end} or "
     "{page} (PDF), e.g. 'https://docs.example.com/{path}#{anchor}'.",
 )
@@ -208,7 +141,7 @@ def _description(ctx: click.Context, param: click.Parameter, value: str | None) 
     "--language",
     default=languages.DEFAULT,
     show_default=True,
-    callback=_language,
+    callback=parameters.language,
     metavar="NAME",
     help="How the full-text index splits words: english (stemmed, stop words left out), none (whole words, no "
     "stemming), another stemmed language ("
@@ -236,7 +169,7 @@ def _description(ctx: click.Context, param: click.Parameter, value: str | None) 
     "ray_address",
     is_flag=False,
     flag_value=ray_tasks.LOCAL,
-    callback=_checked(ray_tasks.address_problem),
+    callback=parameters.checked(ray_tasks.address_problem),
     metavar="[ADDRESS]",
     help="Read the documents in Ray tasks (the 'ray' extra): on the cluster at ADDRESS (auto on one of its "
     "nodes, or ray://HEAD:10001), or without ADDRESS on a Ray started here. Give it after DOCS and DB.",
@@ -247,8 +180,8 @@ def _description(ctx: click.Context, param: click.Parameter, value: str | None) 
 @click.option(
     "--embed",
     is_flag=False,
-    flag_value=ENDPOINT,
-    callback=_checked(_embed_problem),
+    flag_value=parameters.ENDPOINT,
+    callback=parameters.checked(parameters.embed_problem),
     metavar="[local[:MODEL]]",
     help="Store a vector per passage, from EMBEDDING_MODEL through the OpenAI API or OPENAI_BASE_URL; with local, "
     "from a model run here (the 'local' extra): MODEL a name or a folder, default all-MiniLM-L6-v2. Vectors of "

@@ -3,8 +3,8 @@ resources. The only module importing mcp.
 
 `build_server(settings)` returns an `MCPServer` that stdio (`cli.py`), Streamable HTTP (`http/serve.py`) and
 Lambda (`lambda_handler.py`) all serve. Every `LancelotError` becomes a tool result with `isError: true`
-here, in one place; so does an argument outside the declared schema (the SDK validates against it). Each tool's
-description and the instructions name the tables served (`storage/described.py`), as of each request.
+here, in one place; so does an argument outside the declared schema (`schemas/strict.py` says what is wrong).
+Each tool's description and the instructions name the tables served (`storage/described.py`), as of each request.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -48,10 +48,10 @@ from mcp.types import (
 from mcp.types import Tool as MCPTool
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from lancelot_schema.settings import Settings
-from lancelot_server import __version__, output_schemas
+from lancelot_server import __version__
 from lancelot_server.arguments import (
     After,
     Before,
@@ -75,13 +75,13 @@ from lancelot_server.arguments import (
     TagMatch,
     Tags,
     Until,
-    call_problem,
-    invalid_arguments,
 )
 from lancelot_server.errors import LancelotError
 from lancelot_server.reading import resources
 from lancelot_server.reading.read import DEFAULT_BUDGET, Reading, ReadReply
 from lancelot_server.replies import SearchReply, StatusReply, VersionReply
+from lancelot_server.schemas import strict
+from lancelot_server.schemas.compact import compact
 from lancelot_server.search.filters import Filters
 from lancelot_server.stdio import ScrubbedLines
 from lancelot_server.storage import described
@@ -292,12 +292,12 @@ def _tool(fn: Callable[..., Any], title: str) -> Tool:
 
 
 def _compacted(tool: Tool) -> Tool:
-    """The tool with its output schema as `output_schemas.compact` shapes it: what clients check each reply against.
+    """The tool with its output schema as `schemas.compact` shapes it: what clients check each reply against.
     The SDK checks the reply itself against the tool's return type, never this schema."""
     published = tool.fn_metadata.output_schema
     if published is not None:
         # The metadata's field is read live; the tool's own `output_schema` is a cached copy of it.
-        tool.fn_metadata.output_schema = tool.output_schema = output_schemas.compact(published)
+        tool.fn_metadata.output_schema = tool.output_schema = compact(published)
     return tool
 
 
@@ -310,43 +310,24 @@ class _AsSent(FuncMetadata):
 
 
 def _strict(tool: Tool) -> Tool:
-    """Refuse arguments the tool does not declare, and say so in its schema (`additionalProperties: false`).
-
-    The SDK's argument model ignores unknown names; a misspelt `limt` would then pass unnoticed.
-    """
-    base = tool.fn_metadata.arg_model
-    config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    strict = cast(type[ArgModelBase], type(base.__name__, (base,), {"model_config": config}))
-    tool.fn_metadata = _AsSent.model_construct(**{**dict(tool.fn_metadata), "arg_model": strict})
-    tool.parameters = strict.model_json_schema(by_alias=True)
+    """Refuse arguments the tool does not declare, and say so in its schema (`schemas.strict`)."""
+    model = strict.refusing_unknown(tool.fn_metadata.arg_model)
+    tool.fn_metadata = _AsSent.model_construct(**{**dict(tool.fn_metadata), "arg_model": model})
+    tool.parameters = model.model_json_schema(by_alias=True)
     return tool
 
 
 class ArgumentCheck:
-    """Check every `tools/call` against the tool's declared schema before the SDK does.
-
-    The SDK refuses a call without a tool name, or with arguments that are not an object, with a protocol
-    error, and bad arguments with pydantic's report, links and all; here each is a tool error that names
-    what is wrong and what it must be.
-    """
+    """Check every `tools/call` against the tool's declared schema before the SDK does (`schemas.strict`)."""
 
     def __init__(self, tools: list[Tool]) -> None:
-        self.tools = {tool.name: tool for tool in tools}
+        self.tools = {
+            tool.name: strict.Declared(tool.parameters, tool.fn_metadata.validate_arguments) for tool in tools
+        }
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
-        params = ctx.params
-        problem = call_problem(params, list(self.tools))
-        if problem is not None or params is None:  # (a call without params always has a problem)
-            log.info("tool refused", reason="malformed call")
-            return _refusal(problem or "")
-        tool = self.tools[params["name"]]
-        try:
-            tool.fn_metadata.validate_arguments(params.get("arguments") or {})
-        except ValidationError as exc:
-            log.info("tool refused", tool=tool.name, reason="invalid arguments")
-            return _refusal(invalid_arguments(tool.name, tool.parameters, exc))
+        if ctx.method == "tools/call" and (problem := strict.refusal(ctx.params, self.tools)) is not None:
+            return _refusal(problem)
         return await call_next(ctx)
 
 

@@ -1,7 +1,7 @@
 """The tools' arguments as their schemas publish them, and what is said when a call does not fit them.
 
-Pydantic only: `app.py` turns these types into the tools' input schemas and checks every `tools/call`
-against them before the SDK sees it. Integers are strict (no `"3"`, no `true`) and every string has a
+Pydantic only: `app.py` turns these types into the tools' input schemas, and `schemas/strict.py` checks every
+`tools/call` against them before the SDK sees it. Integers are strict (no `"3"`, no `true`) and every string has a
 maximum, so that the schema a client reads is exactly what the server accepts; a refusal names the
 argument and never echoes more than a short prefix of a value.
 """

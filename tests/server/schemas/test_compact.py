@@ -7,8 +7,8 @@ from pydantic import TypeAdapter
 from tests.server.test_app import call, listed
 
 from lancelot_schema import layout
-from lancelot_server.output_schemas import compact
 from lancelot_server.replies import SearchReply, StatusReply, TableMetadata
+from lancelot_server.schemas.compact import compact
 
 
 def verdicts(schema, instances):

@@ -15,6 +15,7 @@ import lance
 import lancedb
 import pyarrow as pa
 import pytest
+from tests.indexer.conftest import kill_at_first_write, write_big_text
 from tests.support import builds
 from tests.support.documents import Line, make_pdf
 
@@ -26,8 +27,6 @@ from lancelot_indexer.pipeline import Options, build
 from lancelot_indexer.readers import formats, html
 from lancelot_indexer.writing import sources
 from lancelot_schema import layout
-
-from .conftest import kill_at_first_write, write_big_text
 
 BIN = Path(sys.executable).parent
 

@@ -5,13 +5,12 @@ from datetime import timedelta
 import lancedb
 import pyarrow as pa
 import pytest
+from tests.indexer.conftest import write_big_text
 
 from lancelot_indexer.documents.walk import Duplicate
 from lancelot_indexer.errors import DocsError, EmptyDocsError
 from lancelot_indexer.pipeline import Options, build
 from lancelot_schema import layout
-
-from .conftest import write_big_text
 
 
 def rows(db, table="documents"):
