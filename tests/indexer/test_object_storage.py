@@ -251,8 +251,12 @@ def test_a_lease_renewed_in_time_is_held_and_one_left_to_lapse_elsewhere_is_take
     location = bucket_db.location
     holder = lease.Lease(location, renew=0.2)
     holder.take()
-    time.sleep(0.7)  # a few renewals
-    record = json.loads(lance.dataset(holder.uri, storage_options=dict(location.options)).config()[lease.KEY])
+    deadline = time.monotonic() + 30
+    while True:  # until a renewal has been committed (every 0.2 s; later on a loaded machine)
+        record = json.loads(lance.dataset(holder.uri, storage_options=dict(location.options)).config()[lease.KEY])
+        if record["renewed"] > record["since"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert record["renewed"] > record["since"] and record["pid"] == os.getpid()
     with pytest.raises(LockedError, match=rf"\(pid {os.getpid()} on .*wait for it to finish"):
         lease.Lease(location).take()  # alive on this machine: held
@@ -278,7 +282,10 @@ def test_a_holder_whose_lease_was_taken_over_stops_before_its_next_commit(bucket
     other = lease.Lease(location)
     other._dataset = lance.dataset(other.uri, storage_options=dict(location.options))
     assert other._swap(other._dataset.version, other._holder) is not None  # as a run that judged it gone would
-    time.sleep(0.6)
+    # Its renewal thread ends once it finds the lease taken over: wait for that, not for a fixed time.
+    assert holder._thread is not None
+    holder._thread.join(timeout=30)
+    assert not holder._thread.is_alive()
     with pytest.raises(LockedError, match=r"lost the lock of s3://.*another lancelot-index took it over"):
         holder.check()
     holder.release()  # never frees what another run holds
