@@ -15,7 +15,9 @@ prefix (one copy's SQL reference), `lancedb_status` and the first page of `resou
 the server's resident memory after them and at its peak, and on a bucket the requests a timed text search made
 (moto's log).
 
-    scripts/bench-growth [--copies 1 11 111] [--rounds 3] [--bucket] [--rebuild]   # a Markdown section
+With --cache-mb, the servers on a bucket run at each LANCELOT_CACHE_MB given in turn, on the same upload.
+
+    scripts/bench-growth [--copies 1 11 111] [--rounds 3] [--bucket [--cache-mb 256 1024]] [--rebuild]   # Markdown
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ FILTERS: dict[str, dict[str, Any]] = {
 }
 KINDS = ("first text search", "text (BM25)", "substring fallback", "read by id", *FILTERS, "status", "resources")
 WARM_UP = 2  # queries of each kind sent first, not timed
-# moto reads a whole object to answer a ranged GET of it: 4 KiB of a 552 MB data file (the 1M table's) took
-# 1.16 s against 13 ms from a 5 MB one, so a table with a file larger than this measures moto, not the server.
+# moto reads a whole object to answer a ranged GET of it: 4 KiB of a 552 MB data file (the 1M table's before
+# data files were capped) took 1.16 s against 13 ms from a 5 MB one, so a table with a file larger than this
+# measures moto, not the server (`python -m bench.moto_ranges`).
 MOTO_LARGEST = 200_000_000
 
 
@@ -182,6 +185,34 @@ def report(title: str, sizes: Sequence[dict[str, Any]], results: Sequence[Served
         print()
 
 
+def served_bucket(args: argparse.Namespace, dbs: list[Path], sizes: list[dict[str, Any]]) -> None:
+    """Each table copied into a moto of its own (moto holds every object in its memory), served there at each
+    LANCELOT_CACHE_MB of `args.cache_mb` in turn; a table per bound."""
+    from tests.support.s3_server import S3Server
+
+    bounds: list[str | None] = list(args.cache_mb) or [None]
+    results: dict[str | None, list[Served]] = {bound: [] for bound in bounds}
+    served = []
+    for db, size in zip(dbs, sizes, strict=True):
+        largest = max(path.stat().st_size for path in db.rglob("*") if path.is_file())
+        if largest > MOTO_LARGEST:
+            print(f"\n{db} not served from moto: a file of {largest / 1e6:.0f} MB (see MOTO_LARGEST)")
+            continue
+        log = args.work / f"requests-{db.name}.log"
+        log.unlink(missing_ok=True)
+        with S3Server(log=log) as server:  # the requests of each timed search are counted from its log
+            uri = server.database(db, f"growth/{db.name}")
+            for bound in bounds:
+                cache = {"LANCELOT_CACHE_MB": bound} if bound else {}
+                env = {**server.env(), "LANCEDB_PATH": uri, **cache}
+                results[bound].append(anyio.run(serve, env, args.rounds, log))
+        served.append(size)
+    for bound in bounds if served else []:
+        cache = f"LANCELOT_CACHE_MB={bound}" if bound else "the server's defaults"
+        title = f"From a bucket of moto's S3 server on 127.0.0.1 (the folder's files uploaded), {cache}."
+        report(title, served, results[bound], False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="scripts/bench-growth", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -190,6 +221,9 @@ def main() -> None:
     parser.add_argument("--copies", type=int, nargs="+", default=[1, 11, 111], help="copies per table")
     parser.add_argument("--rounds", type=int, default=3, help="passes over every kind of query (default 3)")
     parser.add_argument("--bucket", action="store_true", help="also serve each table from moto's S3 server")
+    parser.add_argument(
+        "--cache-mb", nargs="+", default=[], help="LANCELOT_CACHE_MB of the servers on a bucket, one run each"
+    )
     parser.add_argument("--rebuild", action="store_true", help="index the tables again")
     parser.add_argument("--build-only", action="store_true", help="build the tables, query nothing")
     parser.add_argument("--work", type=Path, default=WORK, help=f"where the tables are kept (default {WORK})")
@@ -211,26 +245,10 @@ def main() -> None:
     print(f"\n### Growth: {args.docs} copied, 10k to 1M passages ({place})")
     report("From a folder; each build a fresh database (its load average in `build-N.json`).", sizes, folder, True)
     if args.bucket:
-        from tests.support.s3_server import S3Server
-
-        bucket, served = [], []
-        for db, size in zip(dbs, sizes, strict=True):
-            largest = max(path.stat().st_size for path in db.rglob("*") if path.is_file())
-            if largest > MOTO_LARGEST:
-                print(f"\n{db} not served from moto: a file of {largest / 1e6:.0f} MB (see MOTO_LARGEST)")
-                continue
-            log = args.work / f"requests-{db.name}.log"
-            log.unlink(missing_ok=True)
-            with S3Server(log=log) as server:  # one each: moto holds every object in its memory
-                uri = server.database(db, f"growth/{db.name}")
-                bucket.append(anyio.run(serve, {**server.env(), "LANCEDB_PATH": uri}, args.rounds, log))
-                served.append(size)
-        if bucket:
-            report(
-                "From a bucket of moto's S3 server on 127.0.0.1 (the folder's files uploaded).", served, bucket, False
-            )
+        served_bucket(args, dbs, sizes)
     copies = " ".join(map(str, sorted(args.copies)))
-    print(f"\nCommand: `scripts/bench-growth --copies {copies} --rounds {args.rounds}{' --bucket' * args.bucket}`")
+    options = (" --bucket" if args.bucket else "") + (f" --cache-mb {' '.join(args.cache_mb)}" if args.cache_mb else "")
+    print(f"\nCommand: `scripts/bench-growth --copies {copies} --rounds {args.rounds}{options}`")
 
 
 if __name__ == "__main__":
