@@ -8,7 +8,7 @@ built once and kept with what its build measured (`build-N.json` beside it); --r
 
 Then, per table, a fresh `lancelot` over stdio (the MCP SDK's client, as bench-search) on the folder and, with
 --bucket, on a copy of the folder in a bucket of moto's S3 server on 127.0.0.1 (as bench-s3; not a table with a
-file larger than MOTO_LARGEST, which moto cannot serve ranges of at speed): the first text search after the
+data file larger than MOTO_LARGEST, which moto cannot serve ranges of at speed): the first text search after the
 server's first reply, then round by round text searches (BM25), searches that fall back to the substring match,
 reads by id of the text searches' hits, searches filtered by file type (every row passes) and by a `path`
 prefix (one copy's SQL reference), `lancedb_status` and the first page of `resources/list`: medians and p95,
@@ -54,7 +54,8 @@ KINDS = ("first text search", "text (BM25)", "substring fallback", "read by id",
 WARM_UP = 2  # queries of each kind sent first, not timed
 # moto reads a whole object to answer a ranged GET of it: 4 KiB of a 552 MB data file (the 1M table's before
 # data files were capped) took 1.16 s against 13 ms from a 5 MB one, so a table with a file larger than this
-# measures moto, not the server (`python -m bench.moto_ranges`).
+# measures moto, not the server (`python -m bench.moto_ranges`). Data files only: every query reads them, where
+# the n-gram index (243 MB at 1M) is read by the substring fallback alone, whose figures on moto then say so.
 MOTO_LARGEST = 200_000_000
 
 
@@ -194,9 +195,9 @@ def served_bucket(args: argparse.Namespace, dbs: list[Path], sizes: list[dict[st
     results: dict[str | None, list[Served]] = {bound: [] for bound in bounds}
     served = []
     for db, size in zip(dbs, sizes, strict=True):
-        largest = max(path.stat().st_size for path in db.rglob("*") if path.is_file())
+        largest = max(path.stat().st_size for path in (db / "documents.lance" / "data").iterdir())
         if largest > MOTO_LARGEST:
-            print(f"\n{db} not served from moto: a file of {largest / 1e6:.0f} MB (see MOTO_LARGEST)")
+            print(f"\n{db} not served from moto: a data file of {largest / 1e6:.0f} MB (see MOTO_LARGEST)")
             continue
         log = args.work / f"requests-{db.name}.log"
         log.unlink(missing_ok=True)
@@ -213,6 +214,35 @@ def served_bucket(args: argparse.Namespace, dbs: list[Path], sizes: list[dict[st
         report(title, served, results[bound], False)
 
 
+def beside(args: argparse.Namespace, dbs: list[Path], sizes: list[dict[str, Any]]) -> None:
+    """The tables of `args.work` and those of `args.beside` (the same copies, built by other code), each from a
+    folder, a fresh server for each table in turn, one round at a time: before and after in one run."""
+    others = [args.beside / db.name for db in dbs]
+    other_sizes = [json.loads((args.beside / f"build-{size['copies']}.json").read_text("utf-8")) for size in sizes]
+    served: dict[Path, Served] = {}
+    for _ in range(args.rounds):
+        for db in [db for pair in zip(others, dbs, strict=True) for db in pair]:
+            one = anyio.run(serve, {"LANCEDB_PATH": str(db)}, 1)
+            kept = served.setdefault(db, Served())
+            for kind, times in one.times.items():
+                kept.times[kind] += times
+            kept.rss, kept.peak = max(kept.rss, one.rss), max(kept.peak, one.peak)
+    place = f"{platform.machine()}, {os.cpu_count()} cores, load average {common.load_average(3)}"
+    print(f"\n### Growth: {args.beside} beside {args.work}, from a folder, round by round ({place})")
+    report(f"{args.beside}:", other_sizes, [served[db] for db in others], True)
+    report(f"{args.work}:", sizes, [served[db] for db in dbs], True)
+    print(f"\n{args.work} ÷ {args.beside}, medians:\n")
+    print(common.table_head(["", *(f"{size['passages']:,} passages" for size in sizes)]))
+    for kind in KINDS:
+        ratios = [
+            common.summary(served[db].times[kind])["median"] / common.summary(served[other].times[kind])["median"]
+            for db, other in zip(dbs, others, strict=True)
+        ]
+        print(common.table_row([kind, *(f"{ratio:.2f}×" for ratio in ratios)]))
+    builds = [size["seconds"] / other["seconds"] for size, other in zip(sizes, other_sizes, strict=True)]
+    print(common.table_row(["index build (separate runs, see their load)", *(f"{ratio:.2f}×" for ratio in builds)]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="scripts/bench-growth", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -225,6 +255,7 @@ def main() -> None:
         "--cache-mb", nargs="+", default=[], help="LANCELOT_CACHE_MB of the servers on a bucket, one run each"
     )
     parser.add_argument("--rebuild", action="store_true", help="index the tables again")
+    parser.add_argument("--beside", type=Path, help="tables as --work keeps them, served in turn with these")
     parser.add_argument("--build-only", action="store_true", help="build the tables, query nothing")
     parser.add_argument("--work", type=Path, default=WORK, help=f"where the tables are kept (default {WORK})")
     args = parser.parse_args()
@@ -239,6 +270,9 @@ def main() -> None:
         sizes.append(built)
         print(f"{count} copies: {built['passages']:,} passages, built in {built['seconds']:.1f} s", flush=True)
     if args.build_only:
+        return
+    if args.beside is not None:
+        beside(args, dbs, sizes)
         return
     folder = [anyio.run(serve, {"LANCEDB_PATH": str(db)}, args.rounds) for db in dbs]
     place = f"{platform.machine()}, {os.cpu_count()} cores, load average {common.load_average(3)}"
