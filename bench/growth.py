@@ -15,7 +15,9 @@ prefix (one copy's SQL reference), `lancedb_status` and the first page of `resou
 the server's resident memory after them and at its peak, and on a bucket the requests a timed text search made
 (moto's log).
 
-With --cache-mb, the servers on a bucket run at each LANCELOT_CACHE_MB given in turn, on the same upload.
+With --cache-mb, the servers on a bucket run at each LANCELOT_CACHE_MB given in turn, on the same upload. With
+--beside DIR, the tables kept under DIR (the same copies, built by other code: `--work DIR` of another checkout) are
+served from a folder in turn with these, round by round, and the medians compared: before and after in one run.
 
     scripts/bench-growth [--copies 1 11 111] [--rounds 3] [--bucket [--cache-mb 256 1024]] [--rebuild]   # Markdown
 """
