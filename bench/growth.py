@@ -8,14 +8,18 @@ built once and kept with what its build measured (`build-N.json` beside it); --r
 
 Then, per table, a fresh `lancelot` over stdio (the MCP SDK's client, as bench-search) on the folder and, with
 --bucket, on a copy of the folder in a bucket of moto's S3 server on 127.0.0.1 (as bench-s3; not a table with a
-file larger than MOTO_LARGEST, which moto cannot serve ranges of at speed): the first text search after the
+data file larger than MOTO_LARGEST, which moto cannot serve ranges of at speed): the first text search after the
 server's first reply, then round by round text searches (BM25), searches that fall back to the substring match,
 reads by id of the text searches' hits, searches filtered by file type (every row passes) and by a `path`
 prefix (one copy's SQL reference), `lancedb_status` and the first page of `resources/list`: medians and p95,
 the server's resident memory after them and at its peak, and on a bucket the requests a timed text search made
 (moto's log).
 
-    scripts/bench-growth [--copies 1 11 111] [--rounds 3] [--bucket] [--rebuild]   # a Markdown section
+With --cache-mb, the servers on a bucket run at each LANCELOT_CACHE_MB given in turn, on the same upload. With
+--beside DIR, the tables kept under DIR (the same copies, built by other code: `--work DIR` of another checkout) are
+served from a folder in turn with these, round by round, and the medians compared: before and after in one run.
+
+    scripts/bench-growth [--copies 1 11 111] [--rounds 3] [--bucket [--cache-mb 256 1024]] [--rebuild]   # Markdown
 """
 
 from __future__ import annotations
@@ -50,8 +54,10 @@ FILTERS: dict[str, dict[str, Any]] = {
 }
 KINDS = ("first text search", "text (BM25)", "substring fallback", "read by id", *FILTERS, "status", "resources")
 WARM_UP = 2  # queries of each kind sent first, not timed
-# moto reads a whole object to answer a ranged GET of it: 4 KiB of a 552 MB data file (the 1M table's) took
-# 1.16 s against 13 ms from a 5 MB one, so a table with a file larger than this measures moto, not the server.
+# moto reads a whole object to answer a ranged GET of it: 4 KiB of a 552 MB data file (the 1M table's before
+# data files were capped) took 1.16 s against 13 ms from a 5 MB one, so a table with a file larger than this
+# measures moto, not the server (`python -m bench.moto_ranges`). Data files only: every query reads them, where
+# the n-gram index (243 MB at 1M) is read by the substring fallback alone, whose figures on moto then say so.
 MOTO_LARGEST = 200_000_000
 
 
@@ -182,6 +188,63 @@ def report(title: str, sizes: Sequence[dict[str, Any]], results: Sequence[Served
         print()
 
 
+def served_bucket(args: argparse.Namespace, dbs: list[Path], sizes: list[dict[str, Any]]) -> None:
+    """Each table copied into a moto of its own (moto holds every object in its memory), served there at each
+    LANCELOT_CACHE_MB of `args.cache_mb` in turn; a table per bound."""
+    from tests.support.s3_server import S3Server
+
+    bounds: list[str | None] = list(args.cache_mb) or [None]
+    results: dict[str | None, list[Served]] = {bound: [] for bound in bounds}
+    served = []
+    for db, size in zip(dbs, sizes, strict=True):
+        largest = max(path.stat().st_size for path in (db / "documents.lance" / "data").iterdir())
+        if largest > MOTO_LARGEST:
+            print(f"\n{db} not served from moto: a data file of {largest / 1e6:.0f} MB (see MOTO_LARGEST)")
+            continue
+        log = args.work / f"requests-{db.name}.log"
+        log.unlink(missing_ok=True)
+        with S3Server(log=log) as server:  # the requests of each timed search are counted from its log
+            uri = server.database(db, f"growth/{db.name}")
+            for bound in bounds:
+                cache = {"LANCELOT_CACHE_MB": bound} if bound else {}
+                env = {**server.env(), "LANCEDB_PATH": uri, **cache}
+                results[bound].append(anyio.run(serve, env, args.rounds, log))
+        served.append(size)
+    for bound in bounds if served else []:
+        cache = f"LANCELOT_CACHE_MB={bound}" if bound else "the server's defaults"
+        title = f"From a bucket of moto's S3 server on 127.0.0.1 (the folder's files uploaded), {cache}."
+        report(title, served, results[bound], False)
+
+
+def beside(args: argparse.Namespace, dbs: list[Path], sizes: list[dict[str, Any]]) -> None:
+    """The tables of `args.work` and those of `args.beside` (the same copies, built by other code), each from a
+    folder, a fresh server for each table in turn, one round at a time: before and after in one run."""
+    others = [args.beside / db.name for db in dbs]
+    other_sizes = [json.loads((args.beside / f"build-{size['copies']}.json").read_text("utf-8")) for size in sizes]
+    served: dict[Path, Served] = {}
+    for _ in range(args.rounds):
+        for db in [db for pair in zip(others, dbs, strict=True) for db in pair]:
+            one = anyio.run(serve, {"LANCEDB_PATH": str(db)}, 1)
+            kept = served.setdefault(db, Served())
+            for kind, times in one.times.items():
+                kept.times[kind] += times
+            kept.rss, kept.peak = max(kept.rss, one.rss), max(kept.peak, one.peak)
+    place = f"{platform.machine()}, {os.cpu_count()} cores, load average {common.load_average(3)}"
+    print(f"\n### Growth: {args.beside} beside {args.work}, from a folder, round by round ({place})")
+    report(f"{args.beside}:", other_sizes, [served[db] for db in others], True)
+    report(f"{args.work}:", sizes, [served[db] for db in dbs], True)
+    print(f"\n{args.work} ÷ {args.beside}, medians:\n")
+    print(common.table_head(["", *(f"{size['passages']:,} passages" for size in sizes)]))
+    for kind in KINDS:
+        ratios = [
+            common.summary(served[db].times[kind])["median"] / common.summary(served[other].times[kind])["median"]
+            for db, other in zip(dbs, others, strict=True)
+        ]
+        print(common.table_row([kind, *(f"{ratio:.2f}×" for ratio in ratios)]))
+    builds = [size["seconds"] / other["seconds"] for size, other in zip(sizes, other_sizes, strict=True)]
+    print(common.table_row(["index build (separate runs, see their load)", *(f"{ratio:.2f}×" for ratio in builds)]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="scripts/bench-growth", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -190,7 +253,11 @@ def main() -> None:
     parser.add_argument("--copies", type=int, nargs="+", default=[1, 11, 111], help="copies per table")
     parser.add_argument("--rounds", type=int, default=3, help="passes over every kind of query (default 3)")
     parser.add_argument("--bucket", action="store_true", help="also serve each table from moto's S3 server")
+    parser.add_argument(
+        "--cache-mb", nargs="+", default=[], help="LANCELOT_CACHE_MB of the servers on a bucket, one run each"
+    )
     parser.add_argument("--rebuild", action="store_true", help="index the tables again")
+    parser.add_argument("--beside", type=Path, help="tables as --work keeps them, served in turn with these")
     parser.add_argument("--build-only", action="store_true", help="build the tables, query nothing")
     parser.add_argument("--work", type=Path, default=WORK, help=f"where the tables are kept (default {WORK})")
     args = parser.parse_args()
@@ -206,31 +273,18 @@ def main() -> None:
         print(f"{count} copies: {built['passages']:,} passages, built in {built['seconds']:.1f} s", flush=True)
     if args.build_only:
         return
+    if args.beside is not None:
+        beside(args, dbs, sizes)
+        return
     folder = [anyio.run(serve, {"LANCEDB_PATH": str(db)}, args.rounds) for db in dbs]
     place = f"{platform.machine()}, {os.cpu_count()} cores, load average {common.load_average(3)}"
     print(f"\n### Growth: {args.docs} copied, 10k to 1M passages ({place})")
     report("From a folder; each build a fresh database (its load average in `build-N.json`).", sizes, folder, True)
     if args.bucket:
-        from tests.support.s3_server import S3Server
-
-        bucket, served = [], []
-        for db, size in zip(dbs, sizes, strict=True):
-            largest = max(path.stat().st_size for path in db.rglob("*") if path.is_file())
-            if largest > MOTO_LARGEST:
-                print(f"\n{db} not served from moto: a file of {largest / 1e6:.0f} MB (see MOTO_LARGEST)")
-                continue
-            log = args.work / f"requests-{db.name}.log"
-            log.unlink(missing_ok=True)
-            with S3Server(log=log) as server:  # one each: moto holds every object in its memory
-                uri = server.database(db, f"growth/{db.name}")
-                bucket.append(anyio.run(serve, {**server.env(), "LANCEDB_PATH": uri}, args.rounds, log))
-                served.append(size)
-        if bucket:
-            report(
-                "From a bucket of moto's S3 server on 127.0.0.1 (the folder's files uploaded).", served, bucket, False
-            )
+        served_bucket(args, dbs, sizes)
     copies = " ".join(map(str, sorted(args.copies)))
-    print(f"\nCommand: `scripts/bench-growth --copies {copies} --rounds {args.rounds}{' --bucket' * args.bucket}`")
+    options = (" --bucket" if args.bucket else "") + (f" --cache-mb {' '.join(args.cache_mb)}" if args.cache_mb else "")
+    print(f"\nCommand: `scripts/bench-growth --copies {copies} --rounds {args.rounds}{options}`")
 
 
 if __name__ == "__main__":

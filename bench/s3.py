@@ -8,7 +8,9 @@ indexes loaded into a 256 MiB cache as the table opens; LANCELOT_REFRESH_SECONDS
 version at every call (0); and the same three on a second server that waits --latency-ms before each answer, as a
 bucket in the same region costs a round trip. A first query is timed from the server's first tools/list reply (so
 it includes importing Lance, the same in every row) and counts the requests it made; warm queries are the
---queries searches after it, their requests counted by operation (list, head, get, ranged get).
+--queries searches after it, their requests counted by operation (list, head, get, ranged get). Each round also
+times, for each database, the first search of a fresh Python process from after its imports (`bench.first_query`:
+what a Lambda container whose init imported Lance waits for), with the requests it made.
 
     scripts/bench-s3 [--rounds 3] [--latency-ms 20]     # prints a Markdown section for docs/benchmarks.md
 
@@ -27,10 +29,12 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import platform
 import shutil
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,6 +63,9 @@ class Target:
     first_requests: list[int] = field(default_factory=list)
     warm_requests: list[int] = field(default_factory=list)
     warm_operations: collections.Counter[str] = field(default_factory=collections.Counter)
+    # The first search of a fresh process after the imports (`bench.first_query`), and the requests it made.
+    fresh: list[float] = field(default_factory=list)
+    fresh_requests: list[int] = field(default_factory=list)
 
 
 OPERATIONS = ("list", "head", "get", "ranged get")
@@ -104,6 +111,17 @@ async def one_round(target: Target, queries: list[str]) -> None:
         target.warm_requests.append(counted(target) - before)
         if target.log:
             target.warm_operations.update(operation(line) for line in requests(target.log)[made:])
+
+
+def first_after_import(target: Target, query: str) -> None:
+    """The first search of a fresh Python process, timed from after its imports (`bench.first_query`)."""
+    env = {**without_aws(common.settings_free_env()), "XDG_CONFIG_HOME": str(WORK / "no-config"), **target.env}
+    env["LANCEDB_PATH"] = target.db
+    before = counted(target)
+    command = [str(common.BIN / "python"), "-m", "bench.first_query", query]
+    done = subprocess.run(command, env=env, cwd=common.ROOT, capture_output=True, text=True, timeout=600, check=True)
+    target.fresh.append(json.loads(done.stdout.splitlines()[-1])["seconds"])
+    target.fresh_requests.append(counted(target) - before)
 
 
 def ms(values: list[float]) -> str:
@@ -220,18 +238,23 @@ def main() -> None:
         for _ in range(args.rounds):
             for target in targets:
                 anyio.run(one_round, target, queries)
+                if target.command == common.BIN / "lancelot":
+                    first_after_import(target, queries[0])
     rows = common.rows(db)
     print(f"### Object storage: first and warm query ({platform.machine()}, {os.cpu_count()} cores)\n")
     print(f"Table: {args.docs} indexed by lancelot-index ({rows:,} passages); text search (BM25) over stdio;")
     print(f"{args.rounds} rounds, a fresh server per database per round, {len(queries) - 1} warm queries each.\n")
-    headers = ["database", "first query ms (median)", "warm query ms (median)", "warm p90", "requests: first"]
-    print(common.table_head([*headers, "a warm query", *(f"warm: {name}" for name in OPERATIONS)]))
+    headers = ["database", "first query ms (median)", "first after the import ms", "warm query ms (median)"]
+    headers += ["warm p90", "requests: first", "first after the import", "a warm query"]
+    print(common.table_head([*headers, *(f"warm: {name}" for name in OPERATIONS)]))
     for target in targets:
         first_requests = f"{statistics.median(target.first_requests):.0f}" if target.log else "–"
+        fresh = f"{statistics.median(target.fresh_requests):.0f}" if target.log and target.fresh else "–"
         warm = max(1, len(target.warm))
         per_warm = f"{sum(target.warm_requests) / warm:.2f}" if target.log else "–"
         kinds = [f"{target.warm_operations[name] / warm:.2f}" if target.log else "–" for name in OPERATIONS]
-        cells = [target.name, ms(target.first), ms(target.warm), p90(target.warm), first_requests, per_warm, *kinds]
+        cells = [target.name, ms(target.first), ms(target.fresh), ms(target.warm), p90(target.warm), first_requests]
+        cells += [fresh, per_warm, *kinds]
         print(common.table_row(cells))
     against = f" --baseline {args.baseline}" if args.baseline else ""
     print(f"\nCommand: `scripts/bench-s3 --rounds {args.rounds} --latency-ms {args.latency_ms:g}{against}`")

@@ -76,8 +76,10 @@ def test_a_bucket_that_refuses_mid_session_is_a_tool_error_and_the_server_goes_o
 
     async def session(client):
         first = await call(client, "lancedb_search", {"query": "degreaser", "mode": "text"})
-        s3_server.deny(reader)  # the table is open and its indexes in memory; its rows are still to be read
-        refused = await call(client, "lancedb_search", {"query": "hiss of escaping air", "mode": "text"})
+        s3_server.deny(
+            reader
+        )  # the table is open, its indexes and texts in memory; a document's rows are still to be read
+        refused = await call(client, "lancedb_read", {"source": "guide/puncture.md"})
         return first, refused, await call(client, "lancedb_status")
 
     environ = {**s3_server.env(reader), "LANCELOT_REFRESH_SECONDS": "3600"}

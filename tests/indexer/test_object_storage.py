@@ -557,3 +557,21 @@ def test_an_endpoint_that_is_no_url_is_one_line_before_anything_is_read(env_for,
     assert done.stderr.strip() == (
         "Error: AWS_ENDPOINT_URL minio.internal:9000 is not a URL: write http://HOST:PORT or https://HOST."
     )
+
+
+def test_a_merge_of_every_page_on_a_bucket_keeps_its_data_files_within_the_cap(bucket_db, tmp_path, monkeypatch):
+    from lancelot_indexer.writing import indexes
+
+    monkeypatch.setattr(indexes, "ROWS_PER_FILE", 2)
+    docs = pages(tmp_path / "docs")  # a passage a page
+    build(docs, bucket_db.location)
+    pages(docs, edition=1)  # every page changed: Lance's merge writes every row into one file, split before the commit
+    assert build(docs, bucket_db.location).strategy == "merge"
+    dataset = lance.dataset(bucket_db.location.table_uri("documents"), storage_options=dict(bucket_db.location.options))
+    assert len(dataset.get_fragments()) > 2
+    assert max(fragment.metadata.physical_rows for fragment in dataset.get_fragments()) <= 2
+    assert all("edition 1" in row["text"] for row in rows(bucket_db.location) if "Paragraph" in row["text"])
+    named = {path for batch in dataset.tracked_files() for path in batch.column("path").to_pylist()}
+    options = dict(bucket_db.location.options)
+    stored = lance.file.LanceFileSession(bucket_db.location.table_uri("documents"), storage_options=options).list()
+    assert {path for path in stored if path.startswith("data/")} <= named  # the file split was deleted

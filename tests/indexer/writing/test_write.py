@@ -265,3 +265,39 @@ def test_a_search_filtered_by_file_type_finds_its_rows_in_a_bitmap_index(tmp_pat
     plan = dataset.scanner(filter=pc.field("file_type").isin(["md"]), columns=["id"]).explain_plan(True)
     assert "ScalarIndexQuery" in plan and "file_type_idx" in plan, plan
     assert dataset.count_rows(pc.field("file_type").isin(["md"])) == dataset.count_rows()
+
+
+def test_data_files_stay_within_the_cap_as_written_merged_and_compacted_and_read_the_same(tmp_path, monkeypatch):
+    from lancelot_indexer.writing import indexes
+
+    def files(db: Path) -> list[int]:
+        """The rows of each data file of the table."""
+        dataset = lancedb.connect(db).open_table("documents").to_lance()
+        return [file.metadata.physical_rows for file in dataset.get_fragments()]
+
+    def searched(db: Path) -> list[tuple]:
+        table = lancedb.connect(db).open_table("documents")
+        hits = table.search("spokes edition", query_type="fts", fts_columns="text").limit(40).to_list()
+        read = table.search().where("path = 'doc03.md'").limit(100).to_list()
+        return sorted((hit["id"], round(hit["_score"], 4)) for hit in hits) + sorted((row["id"],) for row in read)
+
+    docs, whole, capped = small_docs(tmp_path / "docs", files=6), tmp_path / "whole", tmp_path / "capped"
+    build(docs, whole)
+    assert len(files(whole)) == 1
+    cap = 4
+    monkeypatch.setattr(indexes, "ROWS_PER_FILE", cap)
+    build(docs, capped)
+    assert len(files(capped)) > 2 and max(files(capped)) <= cap, files(capped)
+    assert snapshot(capped) == snapshot(whole) and searched(capped) == searched(whole)
+    # An incremental rebuild (one page) adds a file of its rows; one that changes every page, whose merge Lance
+    # writes as one file of every row, and one that compacts (a large share changed) keep the cap too.
+    for changed in (["doc01.md"], [f"doc{n:02}.md" for n in range(6)], ["doc02.md", "doc04.md"]):
+        for name in changed:
+            (docs / name).write_text((docs / name).read_text(encoding="utf-8") + "\nOne more: sprockets.\n", "utf-8")
+        assert build(docs, capped).strategy == "merge"
+        assert max(files(capped)) <= cap, (changed, files(capped))
+        build(docs, whole)
+        assert snapshot(capped) == snapshot(whole)
+    assert searched(capped) == searched(whole)
+    assert sum(files(capped)) == len(snapshot(capped))  # compacted: no file holds rows that were replaced
+    assert not list((capped / "documents.lance" / "data").glob("*.tmp*"))

@@ -24,24 +24,50 @@ pytestmark = pytest.mark.xdist_group("s3_db")
 QUERIES = ("hiss of escaping air", "chain", "patch the tube with glue", "DEC-0054", "opening hours")
 
 
-def test_a_warm_search_reads_no_index_and_no_listing_only_its_hits(lancelot_db, aws_env, tmp_path):
+def warm_requests(server, db, log, queries, **settings) -> list[tuple[int, list[str]]]:
+    """Each of `queries` searched on a server over `db` in the bucket, after a first search: its hits, its requests."""
+    uri = server.database(db)
+    env = {**server.env(), "LANCEDB_PATH": uri, "LANCELOT_REFRESH_SECONDS": "3600", **settings}
+    resolved = resolve(env)
+    tools = Tools(Store(resolved.db_path, resolved.storage), resolved)
+    try:
+        assert tools.search(queries[0], mode="text")["hits"]  # opens the table and loads its indexes and columns
+        assert tools.status()["database"]["cache"]["usedBytes"] > 0
+        made = []
+        for query in queries[1:]:  # words never searched before: their posting lists are in memory already
+            seen = len(requests(log))
+            made.append((tools.search(query, mode="text")["count"], requests(log)[seen:]))
+        return made
+    finally:
+        tools.close()
+
+
+def test_a_warm_search_of_a_table_whose_texts_are_held_makes_no_request(lancelot_db, aws_env, tmp_path):
     log = tmp_path / "requests.log"
     with S3Server(log=log) as server:
-        uri = server.database(lancelot_db)
         aws_env(server.env())
-        settings = resolve({**server.env(), "LANCEDB_PATH": uri, "LANCELOT_REFRESH_SECONDS": "3600"})
-        tools = Tools(Store(settings.db_path, settings.storage), settings)
-        assert tools.search("degreaser", mode="text")["hits"]  # opens the table and loads its indexes
-        assert tools.status()["database"]["cache"]["usedBytes"] > 0
-        for query in QUERIES:  # words never searched before: their posting lists are in memory already
-            seen = len(requests(log))
-            count = tools.search(query, mode="text")["count"]
-            made = requests(log)[seen:]
+        for count, made in warm_requests(server, lancelot_db, log, ("degreaser", *QUERIES)):
+            assert count > 0 and made == []
+
+
+def test_a_warm_search_reads_no_index_and_no_listing_only_its_hits(aws_env, tmp_path):
+    # Long texts (of words every passage holds) and small indexes: at 16 MiB the indexes are loaded ahead and the
+    # ranking's columns held, within their 2 MiB, but not its texts (about 4 MB in memory, 1.2 MB in its files).
+    vocabulary, filler, rng = words(2_000, 5), words(50, 9), random.Random(13)
+    pages = {
+        f"page{n:02}.md": f"# Page {n}\n\n" + " ".join(rng.choices(vocabulary, k=100) + rng.choices(filler, k=12_000))
+        for n in range(40)
+    }
+    db = corpus.built(tmp_path / "wordy", pages)
+    queries = [pages[f"page{n:02}.md"].split()[3] for n in range(0, 40, 5)]
+    log = tmp_path / "requests.log"
+    with S3Server(log=log) as server:
+        aws_env(server.env())
+        for count, made in warm_requests(server, db, log, queries, LANCELOT_CACHE_MB="16"):
             # Each hit's text (Lance reads a long text a row at a time); the ranking's columns are held in memory.
             assert count > 0 and len(made) <= count, made
             assert not [line for line in made if "/_indices/" in line or "/_versions/" in line or "?list" in line]
             assert made and all(line.startswith("GET ") and "/documents.lance/data/" in line for line in made)
-        tools.close()
 
 
 def test_a_table_on_a_bucket_answers_as_without_the_cache(s3_db, s3_tools):
@@ -107,10 +133,10 @@ def test_a_bucket_that_stops_answering_mid_query_is_one_line(s3_server, lancelot
     bucket, prefix = uri.removeprefix("s3://").split("/", 1)
     reader = s3_server.user("lancelot-server", read_only_policy(bucket, prefix))
     tools = s3_tools(uri, reader, LANCELOT_REFRESH_SECONDS="3600")
-    assert tools.search("degreaser", mode="text")["hits"]  # open, indexes in memory, the listing kept
+    assert tools.search("degreaser", mode="text")["hits"]  # open, indexes and texts in memory, the listing kept
     s3_server.deny(reader)
     with pytest.raises(StorageError) as caught:
-        tools.search("hiss of escaping air", mode="text")  # its rows are still to be read: refused
+        tools.read(source="guide/puncture.md")  # its rows are still to be read: refused
     message = str(caught.value)
     assert "\n" not in message and uri in message and "AccessDenied" in message
     assert "LanceError" not in message and "Traceback" not in message

@@ -25,6 +25,11 @@ SMALL_SHARE = 0.10
 # Segments an index may have before the next merge folds them into one.
 MAX_DELTAS = 8
 NGRAM_INDEX = "text_ngram_idx"
+# The most rows a data file holds, as written (`write.apply`) and as compacted (Lance's default: 1,048,576). Each
+# object of a table on a bucket then stays a few tens of MB (about 18 MB of the PostgreSQL manual's passages),
+# which an S3-compatible server that reads a whole object to answer a ranged GET (moto) serves at speed, at no cost
+# measured from a folder (docs/decisions.md, "Data files of at most 32,768 rows").
+ROWS_PER_FILE = 32_768
 
 
 def _full_text_index(dataset: lance.LanceDataset, column: str) -> Any:
@@ -64,7 +69,7 @@ def update_fts(dataset: lance.LanceDataset, params: Mapping[str, Any] | None, *,
             # Fragments covered by different segments are never compacted together: one segment first.
             dataset.optimize.optimize_indices(num_indices_to_merge=deltas)
         # Rewrites fragments left sparse by the merges (what keeps repeated rebuilds small).
-        dataset.optimize.compact_files()
+        dataset.optimize.compact_files(target_rows_per_fragment=ROWS_PER_FILE)
     if params is None:
         return False
     for column, index in indexes.items():

@@ -25,6 +25,9 @@ table is replaced without a reader ever seeing a broken one:
   unchanged text; the overwrite swaps data, vectors and metadata in one atomic commit. Full-text
   search is unavailable until the index commit that follows.
 
+A data file holds at most `indexes.ROWS_PER_FILE` rows, as written, as merged (`_within_cap`) and as compacted,
+so that no object of a table on a bucket is large.
+
 Old versions are deleted only once they have been superseded for `keep_versions` (a reader holding an
 old version keeps it that long), with every file no version names that is older than the oldest version
 kept; leftover `.tmp*` files from a killed write in a folder are removed at every run. What a run that did
@@ -37,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -151,18 +154,44 @@ def apply(plan: Plan, data: pa.Table | pa.RecordBatchReader, replaced: Collectio
     try:
         if plan.strategy == "merge" and plan.dataset is not None:
             transaction, changed = _merge(plan.dataset, data, replaced)
-            return Written(_commit(plan.dataset, transaction), changed)
+            return Written(_commit(plan.dataset, _within_cap(plan, plan.dataset, transaction)), changed)
         if replaced is not None:
             raise ValueError(f"only a merge replaces some paths, not a {plan.strategy}")
         mode = "create" if plan.strategy == "create" else "overwrite"
+        uri, options = plan.location.table_uri(plan.table), database.options(plan.location)
         return Written(
-            lance.write_dataset(
-                data, plan.location.table_uri(plan.table), mode=mode, storage_options=database.options(plan.location)
-            ),
+            lance.write_dataset(data, uri, mode=mode, max_rows_per_file=indexes.ROWS_PER_FILE, storage_options=options),
             -1,
         )
     except OSError as exc:
         raise _database_error(plan.location, plan.table, exc) from exc
+
+
+def _within_cap(plan: Plan, dataset: lance.LanceDataset, transaction: Any) -> Any:
+    """The merge's `transaction` with each data file it added of more than `indexes.ROWS_PER_FILE` rows written
+    again as files within the cap, `ROWS_PER_FILE` rows read at a time, and deleted. Lance's merge writes files of up
+    to its own default (a rebuild that changed every row: one file), and compaction never splits a file."""
+    cap, added = indexes.ROWS_PER_FILE, list(getattr(transaction.operation, "new_fragments", None) or [])
+    large = [fragment for fragment in added if fragment.physical_rows > cap]
+    if not large:
+        return transaction
+    from lance.file import LanceFileSession
+    from lance.fragment import write_fragments
+
+    options = database.options(plan.location)
+    files = LanceFileSession(plan.location.table_uri(plan.table), storage_options=options)
+    kept = [fragment for fragment in added if fragment.physical_rows <= cap]
+    for fragment in large:
+        (data_file,) = fragment.files  # a merge writes each row whole, in one file
+        reader = files.open_reader(f"data/{data_file.path}")
+        for start in range(0, reader.num_rows(), cap):
+            rows = reader.read_range(start, min(cap, reader.num_rows() - start)).to_table()
+            rows = rows.select(dataset.schema.names)
+            kept += write_fragments(rows, dataset, max_rows_per_file=cap, storage_options=options)
+    operation = replace(transaction.operation, new_fragments=kept)
+    for fragment in large:
+        files.delete_file(f"data/{fragment.files[0].path}")
+    return replace(transaction, operation=operation)
 
 
 def _commit(dataset: lance.LanceDataset, transaction: Any) -> lance.LanceDataset:

@@ -153,7 +153,7 @@ def _ranked(
     # On object storage the rows' other columns come with the ranking, in its requests: a round trip fewer.
     known = short_columns(table_layout) if table.remote else []
     keys = list(dict.fromkeys([*named, *known, score_column]))
-    held = table.held([key for key in keys if key != score_column]) if table.remote else None
+    held = table.held([key for key in keys if key != score_column], table_layout.text) if table.remote else None
     while True:
         rows = _pool(fetch, want, keys, score_column, held)
         if evidence:
@@ -187,9 +187,12 @@ def read_hits(
     table: Any, table_layout: Layout, ranked: list[tuple[int, float]], known: list[dict[str, Any]] | None = None
 ) -> list[Hit]:
     """The hits of the rows ranked as `(row id, score)`, in that order; a row the table no longer holds is left out.
-    Rows read whole, or only their text where `known` holds the rest (`short_columns`, with their row ids)."""
+    Rows read whole, or only their text where `known` holds the rest (`short_columns`, with their row ids), or not
+    at all where `known` holds their texts too (`LanceTable.held`)."""
     if not ranked:
         return []
+    if known is not None and all(table_layout.text in row for row in known):
+        return [to_hit(row, table_layout, score) for row, (_, score) in zip(known, ranked, strict=True)]
     columns = [table_layout.text] if known is not None else hit_columns(table_layout)
     taken = table.take_row_ids([row_id for row_id, _ in ranked]).select(columns).with_row_id()
     whole = {row[ROW_ID]: row for row in taken.to_arrow().to_pylist()}

@@ -19,7 +19,8 @@ server (`session`), shared by every table and version, holds the index parts and
 the files' names, which a new version changes only where it changed something), within LANCELOT_CACHE_MB. On
 object storage a table's full-text indexes are also loaded into it whole as it opens and when a version brings
 new ones (`preload`), and the columns a ranking reads are held per version (`held`, within an eighth of the
-bound): a warm search then reads only its hits' texts (docs/benchmarks.md, "Object storage").
+bound): a warm search then reads only its hits' texts, and nothing where the table's texts fit there too
+(docs/benchmarks.md, "Object storage").
 
 Freshness is lancedb's `read_consistency_interval`: before a read, the latest version is looked up once
 `refresh` has passed since the last look (zero: every read), so a table that lancelot-index rebuilt is served
@@ -202,10 +203,16 @@ class LanceTable:
         table._kept, table._held = self._kept, self._held
         return table
 
-    def held(self, names: Sequence[str]) -> Columns | None:
+    def held(self, names: Sequence[str], whole: str | None = None) -> Columns | None:
         """These columns of every row of the version reads see, in memory (object storage, within the budget: read
-        at the first ask for a version); None where they are not held."""
-        return self._held.columns(self.to_lance(), names)
+        at the first ask for a version), and column `whole` too where all the table's data files fit (its texts);
+        None where they are not held."""
+        dataset = self.to_lance()
+        if whole is not None and self._held.fits_whole(dataset):
+            found = self._held.columns(dataset, [*names, whole])
+            if found is not None:
+                return found
+        return self._held.columns(dataset, names)
 
     @property
     def held_bytes(self) -> int:
