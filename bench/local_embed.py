@@ -79,6 +79,15 @@ def query_latency(url: str, model: str, folder: Path, rounds: int) -> dict[str, 
     return {name: common.summary(values) for name, values in samples.items()}
 
 
+def index_without_vectors(docs: Path, db: Path, env: dict[str, str]) -> float:
+    """The CPU seconds of `lancelot-index` over `docs` without --embed: reading, chunking, writing, indexes."""
+    shutil.rmtree(db, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    common.index(docs, db, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 def local_latency(folder: Path, name: str, rounds: int) -> dict[str, float]:
     """Milliseconds per query embedding by the model in `folder` (stamped `name`), as the server does it: median,
     p95, and the median CPU on the query's thread."""
