@@ -40,7 +40,8 @@ class Side:
     cpu: float  # the indexer's CPU seconds, its worker processes included
 
 
-def _index(docs: Path, db: Path, chunks: int, env: dict[str, str], *options: str) -> Side:
+def index_once(docs: Path, db: Path, chunks: int, env: dict[str, str], *options: str) -> Side:
+    """One `lancelot-index` run into a fresh `db`, its embedding stage read from the log."""
     shutil.rmtree(db, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds, done = common.index(docs, db, "--log-level", "info", *options, env=env)
@@ -78,6 +79,33 @@ def query_latency(url: str, model: str, folder: Path, rounds: int) -> dict[str, 
     return {name: common.summary(values) for name, values in samples.items()}
 
 
+def index_without_vectors(docs: Path, db: Path, env: dict[str, str]) -> float:
+    """The CPU seconds of `lancelot-index` over `docs` without --embed: reading, chunking, writing, indexes."""
+    shutil.rmtree(db, ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    common.index(docs, db, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def local_latency(folder: Path, name: str, rounds: int) -> dict[str, float]:
+    """Milliseconds per query embedding by the model in `folder` (stamped `name`), as the server does it: median,
+    p95, and the median CPU on the query's thread."""
+    from lancelot_schema.settings import resolve
+    from lancelot_server.search.local_embed import LocalEmbedder
+
+    local = LocalEmbedder(name, resolve(_model_path(folder)))
+    local.embed_all(["warm up"])
+    wall, cpu = [], []
+    for number in range(rounds):
+        query = f"{QUERIES[number % len(QUERIES)]} {number}"  # no answer is cached
+        started, used = time.perf_counter(), time.thread_time()
+        local.embed_all([query])
+        wall.append(time.perf_counter() - started)
+        cpu.append(time.thread_time() - used)  # one intra-op thread: what the query costs on an idle core
+    return {**common.summary(wall), "cpu": common.summary(cpu)["median"]}
+
+
 def _model_path(folder: Path) -> dict[str, str]:
     return {"LANCELOT_EMBED_MODEL_PATH": str(folder)}
 
@@ -94,7 +122,7 @@ def run(docs: Path, chunks: int, work: Path, endpoint_env: dict[str, str], repea
         loads.append(common.load_average())
         order = [("endpoint", endpoint_env, ("--embed",)), ("local", local_env, ("--embed", f"local:{folder}"))]
         for name, env, options in order[:: 1 if number % 2 == 0 else -1]:
-            sides[name].append(_index(docs, work / f"db-{name}", chunks, env, *options))
+            sides[name].append(index_once(docs, work / f"db-{name}", chunks, env, *options))
     best = {name: min(runs, key=lambda side: side.stage) for name, runs in sides.items()}
     latency = query_latency(endpoint_env["OPENAI_BASE_URL"], endpoint_env["EMBEDDING_MODEL"], folder, rounds)
     loads.append(common.load_average())

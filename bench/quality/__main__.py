@@ -35,6 +35,8 @@ from bench.quality import baseline, model, sets
 
 HERE = Path(__file__).resolve().parent
 MODES = ("text", "vector", "hybrid")
+# The endpoint URL with --local-only: an address nothing listens on, so that a side that asked it would fail.
+LOCAL_ONLY = "http://127.0.0.1:9/v1"
 METRICS = ("hit@10", "mrr@10", "ndcg@10", "recall@10")
 
 
@@ -144,6 +146,18 @@ def main() -> None:
         help="also the current code with --embed local (all-MiniLM-L6-v2 int8, the tests' model folder) beside "
         "the same model served through the endpoint",
     )
+    parser.add_argument(
+        "--local-model",
+        action="append",
+        default=[],
+        metavar="FOLDER",
+        help="also the current code with --embed local:FOLDER, a model folder (scripts/model-folder); repeatable",
+    )
+    parser.add_argument(
+        "--local-only",
+        action="store_true",
+        help="only the local sides (--local, --local-model): no endpoint model, no torch venv",
+    )
     parser.add_argument("--size", type=int, default=sets.SIZE, help="queries sampled from the Python index")
     parser.add_argument("--seed", type=int, default=sets.SEED, help="seed of that sample")
     parser.add_argument("--work", default=str(common.WORK / "quality"))
@@ -161,7 +175,11 @@ def main() -> None:
     started = time.perf_counter()
     with ExitStack() as stack:
         url, check = None, None
-        if args.check_only or set(modes) - {"text"}:
+        if args.local_only and not (args.local or args.local_model):
+            raise SystemExit("--local-only needs --local or --local-model FOLDER")
+        if args.local_only and set(modes) - {"text"}:
+            url = LOCAL_ONLY  # the sides embed with their own model: nothing serves this
+        elif args.check_only or set(modes) - {"text"}:
             python = model.ensure_venv(work / "venv")
             url = stack.enter_context(model.endpoint(python, work / "embeddings.sqlite"))
             check = model.check(url)
@@ -175,6 +193,10 @@ def main() -> None:
             from tests.support.local_model import make_model_folder
 
             sides.append(baseline.local(sides[len(sides) - 1 - len(args.variant)], make_model_folder(work / "model")))
+        code = sides[len(sides) - 1 - len(args.variant) - int(args.local)]
+        sides += [baseline.local(code, Path(folder).resolve(), named=True) for folder in args.local_model]
+        if args.local_only:
+            sides = [side for side in sides if side.local]
         scores, seconds = {}, {}
         for side in sides:
             dbs: dict[str, Path] = {}  # the Python sets share one corpus: index it once per side

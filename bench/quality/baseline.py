@@ -61,9 +61,11 @@ def variant(side: Side, flags: str) -> Side:
     return Side(f"{side.name} [{flags or 'no flags'}]", side.commit, side.tree, side.bin, tuple(flags.split()))
 
 
-def local(side: Side, folder: Path) -> Side:
-    """`side`'s code with its vectors from the local model in `folder` (indexed and queried with it)."""
-    return replace(side, name=f"{side.name} [--embed local]", local=str(folder))
+def local(side: Side, folder: Path, *, named: bool = False) -> Side:
+    """`side`'s code with its vectors from the local model in `folder` (indexed and queried with it); `named`:
+    the side's name says the folder's (one side per candidate model)."""
+    how = f"--embed local:{folder.name}" if named else "--embed local"
+    return replace(side, name=f"{side.name} [{how}]", local=str(folder))
 
 
 def newest_databases(work: Path) -> Path:

