@@ -43,7 +43,7 @@ def test_vectors_staged_by_a_run_are_found_by_the_next_run_of_the_same_model(tmp
     first.add(vectors(["a", "b"]))
     first.add(vectors(["c"]))
     first.add(vectors([]))  # nothing to stage: no commit
-    assert first.added == 3
+    assert (first.added, first.found) == (3, None)  # this run's own vectors are not looked up again
     again = Staged.open(db, "documents", {**MINI, layout.META_EMBEDDING_HOST: "local"})
     table = again.dataset.to_table()
     assert table.column(layout.TEXT_HASH).to_pylist() == ["a", "b", "c"]
@@ -76,6 +76,7 @@ def test_vectors_of_another_width_are_replaced_not_appended_to(tmp_path):
     Staged.open(db, "documents", MINI).add(vectors(["a", "b"], width=4))
     again = Staged.open(db, "documents", MINI)
     again.add(vectors(["c"], width=8))
+    assert again.found is None  # no longer looked up: gone
     table = Staged.open(db, "documents", MINI).dataset.to_table()
     assert table.column(layout.TEXT_HASH).to_pylist() == ["c"]
     assert table.schema.field(layout.VECTOR).type.list_size == 8

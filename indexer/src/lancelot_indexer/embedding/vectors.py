@@ -56,10 +56,10 @@ REQUESTS_PER_SLICE = 2
 
 
 class Staging(Protocol):
-    """Where vectors are staged until the table's commit (`writing.staged.Staged`): `dataset`, what runs that did
-    not finish staged (a Lance dataset of text_hash and vector, stamped), or None."""
+    """Where vectors are staged until the table's commit (`writing.staged.Staged`): `found`, what runs that did
+    not finish staged (a Lance dataset of text_hash and vector, stamped), or None (also once removed)."""
 
-    dataset: Any
+    found: Any
 
     def add(self, rows: pa.Table) -> None: ...
 
@@ -213,8 +213,8 @@ class VectorExtension:
 
         if self._stored is None or self._stored[0] is not current:
             self._stored = (current, Stored(current, self.model))
-        if self._staged is None or self._staged[0] is not staged:
-            self._staged = (staged, Stored(staged.dataset, self.model))
+        if self._staged is None or self._staged[0] is not staged.found:
+            self._staged = (staged.found, Stored(staged.found, self.model))
         hashes = rows.column(layout.TEXT_HASH).to_pylist()
         old = self._stored[1].lookup(hashes)
         in_table = len(old.index)

@@ -2,7 +2,7 @@
 (Ctrl-C, SIGTERM, `kill -9`, a failed request) has them embedded only once.
 
     staged = Staged.open(location, table, settings)   # under the lock; vectors of another model removed
-    staged.dataset                                     # what runs that did not finish staged, or None
+    staged.found                                       # what runs that did not finish staged, or None
     staged.add(rows)                                   # text_hash and vector of newly embedded texts: one append
     staged.clear()                                     # the table holds them now: removed
 
@@ -36,10 +36,12 @@ _SAME = ("embedding_model", "embedded")
 
 
 class Staged:
-    """The staged vectors of one table: `dataset` (None: none staged), `add` and `clear`."""
+    """The staged vectors of one table: `found` (what runs that did not finish staged; None: none), `dataset`
+    (theirs and this run's), `add` and `clear`."""
 
     def __init__(self, location: Location, table: str, dataset: Any) -> None:
         self.location, self.table = location, table
+        self.found: Any = dataset
         self.dataset: Any = dataset
         self.added = 0  # rows appended by this run
         self._uri = location.table_uri(f"{FOLDER}/{table}")
@@ -57,7 +59,7 @@ class Staged:
         if settings is None or any(stamped.get(key) != wanted.get(key) for key in _SAME):
             staged.clear()
             return staged
-        staged.dataset = dataset
+        staged.found = staged.dataset = dataset
         log.info("vectors staged by a run that did not finish", rows=dataset.count_rows(), table=table)
         return staged
 
@@ -86,7 +88,7 @@ class Staged:
         """Remove every staged vector of the table (its whole dataset)."""
         from lance.file import LanceFileSession
 
-        self.dataset = None
+        self.found = self.dataset = None
         if self.location.local:
             import shutil
 
