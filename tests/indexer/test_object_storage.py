@@ -462,7 +462,7 @@ class OtherWriter:
     def settings(self) -> dict[str, str]:
         return {}
 
-    def extend(self, rows, current):
+    def extend(self, rows, current, staged):
         self.batches += 1
         if self.batches == 2:  # the first is read before the merge is planned; this one streams into it
             from lancelot_indexer.writing import write

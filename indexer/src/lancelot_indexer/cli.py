@@ -25,6 +25,7 @@ from lancelot_indexer.pipeline import Options, ProgressCallback, Report, build, 
 from lancelot_indexer.printable import printable
 from lancelot_indexer.progress import bar
 from lancelot_indexer.summary import embed_summary, summary
+from lancelot_indexer.wording import count
 from lancelot_schema import about, folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
@@ -63,6 +64,11 @@ def _stopped_before_writing(target: tuple[storage.Location, str] | None) -> str:
     location, table = target
     there = folders.is_table(location.path / f"{table}{folders.TABLE_SUFFIX}")
     return STOPPED_BEFORE_WRITING if there else STOPPED_BEFORE_ANY_TABLE
+
+
+def _kept(staged: int) -> str:
+    """What a stop before the commit keeps of the vectors made (`writing/staged.py`)."""
+    return f" The vectors of the {count(staged, 'passage')} embedded so far are kept: the next run embeds the rest."
 
 
 def _log_level(quiet: bool, watch: bool) -> str:
@@ -247,6 +253,7 @@ def main(
     signal.signal(signal.SIGTERM, _stop)
     writing = False
     target: tuple[storage.Location, str] | None = None  # the database and table, once known
+    extension: VectorExtension | None = None  # the latest build's
 
     def started_writing() -> None:
         nonlocal writing
@@ -294,7 +301,8 @@ def main(
             # pyarrow comes with it: imported only when asked for, as the pipeline does.
             from lancelot_indexer.embedding.vectors import VectorExtension
 
-            return VectorExtension(
+            nonlocal extension
+            extension = VectorExtension(
                 model=resolved.embedding_model,
                 api_key=resolved.api_key,
                 base_url=resolved.base_url,
@@ -302,6 +310,7 @@ def main(
                 on_progress=on_progress,
                 local=local,
             )
+            return extension
 
         if watch:
             from lancelot_indexer import watch as watching
@@ -325,15 +334,20 @@ def main(
             shown("Stopped watching.")
             return
         with bar(not quiet) as on_progress:
-            extension = vectors(on_progress)
             report = build(
-                documents, database, options, on_progress=on_progress, extension=extension, on_write=started_writing
+                documents,
+                database,
+                options,
+                on_progress=on_progress,
+                extension=vectors(on_progress),
+                on_write=started_writing,
             )
     except (IndexerError, stored.StoredSettingsError) as exc:
         # A name in the message (DOCS, DB) is shown printable: it cannot add a line after "Error:".
         raise click.ClickException(printable(str(exc))) from exc
     except KeyboardInterrupt as stop:
-        click.echo(STOPPED_WRITING if writing else _stopped_before_writing(target), err=True)
+        said = STOPPED_WRITING if writing else _stopped_before_writing(target)
+        click.echo(said + (_kept(extension.staged) if extension is not None and extension.staged else ""), err=True)
         sys.stdout.flush()
         sys.stderr.flush()
         # At once: the interpreter's own shutdown would wait on the worker pool's threads (see collect._pool).

@@ -22,9 +22,11 @@ def embed_summary(report: EmbedReport) -> str:
     # A local model's "requests" are its runs over a batch, on this machine.
     where = "on this machine" if report.host == "local" else f"at {report.host}"
     cost = count(report.requests, "model run" if report.host == "local" else "request")
+    table = report.reused - report.resumed
+    resumed = f", {report.resumed} kept from a run that was stopped" if report.resumed else ""
     return (
         f"Vectors: {count(report.embedded, 'passage')} embedded with {report.model} {where} "
-        f"({cost}), {report.reused} reused from the current table; width {report.width}."
+        f"({cost}), {table} reused from the current table{resumed}; width {report.width}."
     )
 
 

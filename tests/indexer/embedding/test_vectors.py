@@ -154,7 +154,7 @@ class Earlier:
     def kept(self, rows, width):
         pass
 
-    def extend(self, rows, current):
+    def extend(self, rows, current, staged):
         vectors = [self.server.vector(self.embeds(row), "test-8") for row in rows.to_pylist()]
         column = pa.array(vectors, type=pa.list_(pa.float32(), 8))
         stamp = {layout.META_EMBEDDING_MODEL: "test-8", layout.META_VECTOR_WIDTH: "8"}

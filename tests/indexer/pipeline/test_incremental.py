@@ -247,7 +247,7 @@ class FailsOnSecondBatch:
     def settings(self):
         return {}
 
-    def extend(self, rows, current):
+    def extend(self, rows, current, staged):
         self.batches += 1
         if self.batches == 2:
             raise EmbeddingError("the endpoint went away")

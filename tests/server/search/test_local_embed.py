@@ -6,6 +6,7 @@ The table is built once by the real indexer with a real all-MiniLM-L6-v2 (int8 O
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from tests.server import corpus
@@ -83,3 +84,23 @@ def test_status_names_the_local_model_without_loading_it(local_db, local_model, 
     assert table["metadata"]["embedding_model"] == "local:all-MiniLM-L6-v2"
     assert table["metadata"]["vector_width"] == "384"
     assert tools.modes.local.get("all-MiniLM-L6-v2")._loaded is None
+
+
+def test_a_search_of_several_tables_answers_from_each_when_the_local_model_is_missing(local_db, make_tools, tmp_path):
+    db = tmp_path / "db"
+    shutil.copytree(local_db, db)
+    corpus.index(corpus.write_docs(tmp_path / "plain", DOCS), db, "--table", "plain")  # text only
+    tools = local_tools(make_tools, db, tmp_path, LANCELOT_TABLES="documents,plain")
+    reply = tools.search("tyre pressure", mode="vector", table=["documents", "plain"])
+    assert [(entry["table"], entry["searchType"]) for entry in reply["tables"]] == [
+        ("documents", "text"),
+        ("plain", "text"),
+    ]
+    assert {(hit["table"], hit["source"]) for hit in reply["hits"]} == {("documents", "car.md"), ("plain", "car.md")}
+    # What to do is said for the table that needs the model: its name, the folder setting, the cache, the download.
+    cache = tmp_path / "cache" / "lancelot" / "models" / "all-MiniLM-L6-v2"
+    assert reply["note"].startswith(
+        "Table 'documents': the local model all-MiniLM-L6-v2 is not on this machine: give its folder "
+        f"(LANCELOT_EMBED_MODEL_PATH), put it in {cache}, or set LANCELOT_EMBED_DOWNLOAD=1 to download it from "
+    )
+    assert "Table 'plain': the table has no vector column" in reply["note"]

@@ -24,7 +24,7 @@ from typing import Any
 from lancelot_indexer.embedding.embed_request import Caller, EmbedStats, Retry, Stopped, endpoint_host, make_client
 from lancelot_indexer.errors import EmbeddingKeyError, EmbeddingWidthError
 
-__all__ = ["EmbedStats", "Embeddings", "Limits", "Retry", "embed_texts", "endpoint_host", "split_text"]
+__all__ = ["EmbedStats", "Embeddings", "Limits", "Retry", "embed_texts", "endpoint_host", "joined", "split_text"]
 
 # OpenAI's limits for every embedding model: inputs per request, tokens per input, tokens per request.
 MAX_INPUTS = 2048
@@ -80,6 +80,18 @@ class Embeddings:
 
         values = pa.Array.from_buffers(pa.float32(), len(self.flat), [None, pa.py_buffer(self.flat)])
         return pa.FixedSizeListArray.from_arrays(values, self.width)
+
+
+def joined(parts: Sequence[Embeddings], model: str, host: str) -> Embeddings:
+    """The vectors of consecutive parts of some texts, as those of the whole, in order; their costs added."""
+    flat, stats, width = array("f"), EmbedStats(), 0
+    for part in parts:
+        if width and part.width and part.width != width:
+            raise EmbeddingWidthError(f"{model} at {host} gave vectors of differing widths {width} and {part.width}")
+        width = width or part.width
+        flat.extend(part.flat)
+        stats.add(part.stats)
+    return Embeddings(flat=flat, width=width, model=model, host=host, stats=stats)
 
 
 def split_text(text: str, max_tokens: int) -> list[str]:

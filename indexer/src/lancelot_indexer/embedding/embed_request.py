@@ -72,6 +72,14 @@ class EmbedStats:
     split_texts: int = 0
     waits: list[float] = field(default_factory=list)
 
+    def add(self, other: EmbedStats) -> None:
+        """Count `other`'s too (of another part of the same texts)."""
+        self.requests += other.requests
+        self.retries += other.retries
+        self.inputs += other.inputs
+        self.split_texts += other.split_texts
+        self.waits.extend(other.waits)
+
 
 def make_client(api_key: str | None, base_url: str | None, timeout: float) -> Any:
     import openai

@@ -14,14 +14,12 @@ back in order into one flat array. The first request that fails for good stops t
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from lancelot_indexer.documents.collect import Engine
-from lancelot_indexer.embedding.embed import Embeddings, EmbedStats, Limits, embed_texts, endpoint_host, plan_batches
-from lancelot_indexer.errors import EmbeddingWidthError
+from lancelot_indexer.embedding.embed import Embeddings, Limits, embed_texts, endpoint_host, joined, plan_batches
 
 
 def embed_in_tasks(
@@ -37,24 +35,12 @@ def embed_in_tasks(
         return embed_texts(texts, **given)
     batches = plan_batches(texts, given.get("limits") or Limits(), concurrency)
     slices = [list(texts[batch.start : batch.stop]) for batch in batches]
-    flat, stats, width = array("f"), EmbedStats(), 0
+    parts = []
     for part, texts_of in zip(engine.map(partial(embed_slice, given), slices, concurrency), slices, strict=True):
-        if width and part.width != width:
-            raise EmbeddingWidthError(
-                f"the endpoint answered vectors of differing widths {width} and {part.width} in one run"
-            )
-        width = part.width
-        flat.extend(part.flat)
-        stats.requests += part.stats.requests
-        stats.retries += part.stats.retries
-        stats.inputs += part.stats.inputs
-        stats.split_texts += part.stats.split_texts
-        stats.waits.extend(part.stats.waits)
+        parts.append(part)
         if progress is not None:
             progress(len(texts_of))
-    return Embeddings(
-        flat=flat, width=width, model=given["model"], host=endpoint_host(given.get("base_url")), stats=stats
-    )
+    return joined(parts, given["model"], endpoint_host(given.get("base_url")))
 
 
 def embed_slice(given: dict[str, Any], texts: list[str]) -> Embeddings:

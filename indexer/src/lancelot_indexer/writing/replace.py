@@ -7,7 +7,8 @@
 `db` is a `Location`: a folder or a URI on object storage.
 
 Batches go through `stream.Feed` (Lance's writer in a thread of its own), so memory stays flat and a
-stop on the reading side commits nothing; the extension (`--embed`) adds its columns batch by batch.
+stop on the reading side commits nothing; the extension (`--embed`) adds its columns batch by batch, and
+stages what it embeds beside the table until the commit (`staged.py`), for the next run if this one stops.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
-from lancelot_indexer import memory
+from lancelot_indexer import log, memory
 from lancelot_indexer.documents.collect import Columns, Engine
 from lancelot_indexer.writing import sources
+from lancelot_indexer.writing.staged import Staged
 from lancelot_schema import layout
 from lancelot_schema.storage import Location
 
@@ -44,13 +46,16 @@ class Target:
 
 class Extension(Protocol):
     """Adds columns (and metadata) to the rows before they are written, a batch at a time; `current` is the
-    table now. `settings` is the part of its stamp known beforehand: a table stamped otherwise is rebuilt whole.
+    table now, `staged` what runs that did not finish embedded for it (and where this one stages its own).
+    `settings` is the part of its stamp known beforehand: a table stamped otherwise is rebuilt whole.
     `kept` is told, last, how many rows stayed as they were (their columns too; `width`: of the table's vectors).
     `use` is told first where the documents are read (a Ray cluster, or None: here), to do its work there too."""
 
     def settings(self) -> dict[str, str]: ...
 
-    def extend(self, rows: pa.Table, current: lance.LanceDataset | None) -> tuple[pa.Table, dict[str, str]]: ...
+    def extend(
+        self, rows: pa.Table, current: lance.LanceDataset | None, staged: Staged
+    ) -> tuple[pa.Table, dict[str, str]]: ...
 
     def kept(self, rows: int, width: int) -> None: ...
 
@@ -84,7 +89,12 @@ def writer_import() -> Iterator[Callable[[], None]]:
 
 
 def tables(
-    first: Columns | None, rest: Iterator[Columns], extension: Extension | None, current: object, stamp: dict[str, str]
+    first: Columns | None,
+    rest: Iterator[Columns],
+    extension: Extension | None,
+    current: object,
+    stamp: dict[str, str],
+    staged: Staged,
 ) -> Iterator[pa.Table]:
     """Each batch as an Arrow table with the extension's columns, stamped (`stamp` is completed meanwhile)."""
     from lancelot_indexer.writing import write
@@ -93,7 +103,7 @@ def tables(
     for columns in itertools.chain([head], rest):
         rows = write.rows_table(columns)
         if extension is not None:
-            rows, extra = extension.extend(rows, current)  # type: ignore[arg-type]
+            rows, extra = extension.extend(rows, current, staged)  # type: ignore[arg-type]
             stamp.update(extra)
         yield rows.replace_schema_metadata(stamp)
 
@@ -121,7 +131,8 @@ def write_rows(
     from lancelot_indexer.writing import stream, write
 
     current = write.open_table(db, target.table)
-    stamped = tables(first, rest, extension, current, stamp)
+    staged = Staged.open(db, target.table, extension.settings() if extension is not None else None)
+    stamped = tables(first, rest, extension, current, stamp, staged)
     head = next(stamped)
     plan = write.prepare(db, target.table, head.schema, before_change=on_write)
     if first is None and replaced is not None and not replaced:
@@ -138,6 +149,7 @@ def write_rows(
                 on_write()  # the input is complete: Lance commits next
             written = feed.close()
         memory.trim()  # before the index builds stack their peaks on it
+    _unstage(staged)
     result = write.finish(
         plan,
         written,
@@ -161,6 +173,17 @@ def write_rows(
         if values:
             version = restamp(db, target, values)
     return Result(result.strategy, version, result.rows, result.fts, int(width) if width.isdigit() else 0)
+
+
+def _unstage(staged: Staged) -> None:
+    """The table holds every staged vector now (or needed none): they go. A failure costs only their space until
+    the next commit, so it is said, not raised."""
+    if staged.dataset is None:
+        return
+    try:
+        staged.clear()
+    except Exception as exc:  # a store refusing deletes, say
+        log.warning("could not remove the vectors staged for the table", table=staged.table, error=str(exc)[:300])
 
 
 # What a run that changes no row may still stamp: no row depends on either.
