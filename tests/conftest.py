@@ -1,12 +1,11 @@
 """Shared pytest configuration: fixtures from `tests/support` are available to every test."""
 
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.indexing import run_index
 from tests.support.logging_kept import logging_kept
 from tests.support.once import built_once
 
@@ -48,10 +47,10 @@ def _logging_as_it_was() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def indexed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database built once per run by the real `lancelot-index` over examples/docs (table "documents")."""
+    """A database built once per run by the real `lancelot-index` over examples/docs (table "documents"), run
+    in this process (`run_index`)."""
 
     def build(folder: Path) -> None:
-        command = [Path(sys.executable).parent / "lancelot-index", "--quiet", EXAMPLE_DOCS, folder / "db"]
-        subprocess.run(command, check=True, capture_output=True, timeout=120)
+        run_index("--quiet", EXAMPLE_DOCS, folder / "db")
 
     return built_once(tmp_path_factory, "indexed", build) / "db"

@@ -4,9 +4,11 @@ do not fit are tool errors naming them; hostile values match literally and chang
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from tests.architecture.test_read_only import fingerprint
-from tests.e2e.test_read import TRANSPORTS, over
+from tests.e2e.test_read import TRANSPORTS
 from tests.server import corpus, metadata_corpus
 from tests.server.metadata_corpus import DEEP, QUERY, SETUP, SINCE_2024, endpoint, environ
 
@@ -15,6 +17,10 @@ pytestmark = pytest.mark.xdist_group("e2e_filters_db")
 
 __all__ = ["endpoint"]  # the module's embedding endpoint, a fixture
 
+# Each database's files as the indexer left them: the shared stdio server has served earlier tests by the
+# time a test compares, and nothing it did may have changed them either.
+BUILT: dict[Path, dict[str, str]] = {}
+
 
 @pytest.fixture(scope="module")
 def filters_db(tmp_path_factory, endpoint):
@@ -22,11 +28,12 @@ def filters_db(tmp_path_factory, endpoint):
     docs = metadata_corpus.write(root / "docs", metadata_corpus.deep_docs())
     db = root / "db"
     corpus.index(docs, db, "--embed", env=environ(endpoint))
+    BUILT[db] = fingerprint(db)
     return db
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, http_servers, transport):
+def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, servers, transport):
     asked = {
         "setup": {"query": QUERY, "limit": 50, "tags": ["Setup"]},
         "both": {"query": QUERY, "limit": 50, "tags": ["setup", "linux"], "tagMatch": "all"},
@@ -48,7 +55,7 @@ def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, htt
         bare = await client.call_tool("lancedb_query", {"query": QUERY, "mode": "text"})
         return replies, listed.content[0].text, told.content[0].text, bare.content[0].text
 
-    replies, listed, told, bare = over(transport, filters_db, session, http_servers, **environ(endpoint))
+    replies, listed, told, bare = servers.over(transport, filters_db, session, **environ(endpoint))
     for mode in ("text", "vector", "hybrid"):
         sources = {name: {hit["source"] for hit in replies[mode, name]["hits"]} for name in asked}
         assert all(replies[mode, name]["searchType"] == mode for name in asked), mode
@@ -81,18 +88,17 @@ def test_filters_through_the_real_server_in_every_mode(filters_db, endpoint, htt
         ({"tags": [" \x1f "]}, "tags[0] holds nothing to match"),
     ],
 )
-def test_filter_arguments_that_do_not_fit_are_tool_errors_naming_them(filters_db, http_servers, arguments, message):
+def test_filter_arguments_that_do_not_fit_are_tool_errors_naming_them(filters_db, servers, arguments, message):
     async def session(client):
         search = await client.call_tool("lancedb_search", {"query": QUERY, **arguments})
         query = await client.call_tool("lancedb_query", {"query": QUERY, **arguments})
         return search, query
 
-    for result in over("stdio", filters_db, session, http_servers):
+    for result in servers.over("stdio", filters_db, session):
         assert result.is_error and message in result.content[0].text, result.content[0].text
 
 
-def test_hostile_filter_values_match_literally_and_change_nothing(filters_db, http_servers):
-    before = fingerprint(filters_db)
+def test_hostile_filter_values_match_literally_and_change_nothing(filters_db, servers):
     hostile = [*metadata_corpus.HOSTILE_TAGS, "%%", "_", "' OR 1=1 --", "x\x00y", "\u202esetup", "ü" * 200]
 
     async def session(client):
@@ -103,8 +109,8 @@ def test_hostile_filter_values_match_literally_and_change_nothing(filters_db, ht
             found[tag] = {hit["source"] for hit in result.structured_content["hits"]}
         return found
 
-    found = over("stdio", filters_db, session, http_servers)
+    found = servers.over("stdio", filters_db, session)
     for tag in metadata_corpus.HOSTILE_TAGS:
         assert found[tag] == {"hostile.md"}, tag
     assert all(found[tag] == set() for tag in hostile[len(metadata_corpus.HOSTILE_TAGS) :])
-    assert fingerprint(filters_db) == before
+    assert fingerprint(filters_db) == BUILT[filters_db]

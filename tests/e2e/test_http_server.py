@@ -14,6 +14,7 @@ import anyio
 import httpx
 import pytest
 from mcp import Client
+from tests.support.indexing import run_index
 
 # One worker runs this module when the suite runs on several: the module's server, made once.
 pytestmark = pytest.mark.xdist_group("http_server")
@@ -73,8 +74,7 @@ def environment(database, **extra):
 @pytest.fixture(scope="module")
 def database(tmp_path_factory):
     db = tmp_path_factory.mktemp("db") / "lancelot-db"
-    index = [BIN / "lancelot-index", ROOT / "examples" / "docs", db, "--quiet"]
-    subprocess.run(index, check=True, capture_output=True, timeout=300)
+    run_index(ROOT / "examples" / "docs", db, "--quiet")
     return db
 
 

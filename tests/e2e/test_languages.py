@@ -4,7 +4,7 @@ server over real stdio and real HTTP with the MCP SDK's client."""
 from __future__ import annotations
 
 import pytest
-from tests.e2e.test_read import TRANSPORTS, over
+from tests.e2e.test_read import TRANSPORTS
 from tests.server import corpus
 from tests.server.languages_corpus import DOCS, QUERIES
 
@@ -21,7 +21,7 @@ def cjk_db(tmp_path_factory):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_cjk_queries_find_their_pages_and_the_hit_reads_on(cjk_db, http_servers, transport):
+def test_cjk_queries_find_their_pages_and_the_hit_reads_on(cjk_db, servers, transport):
     async def session(client):
         status = (await client.call_tool("lancedb_status", {})).structured_content
         replies = []
@@ -33,7 +33,7 @@ def test_cjk_queries_find_their_pages_and_the_hit_reads_on(cjk_db, http_servers,
         listed = await client.call_tool("lancedb_query", {"query": "依赖关系", "limit": 1})
         return status, replies, read.structured_content, listed.content[0].text
 
-    status, replies, read, listed = over(transport, cjk_db, session, http_servers)
+    status, replies, read, listed = servers.over(transport, cjk_db, session)
     assert status["table"]["language"] == "cjk"
     for (query, page), reply in zip(QUERIES, replies, strict=True):
         assert reply["textMatch"] == "bm25", query

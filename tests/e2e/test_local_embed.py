@@ -3,12 +3,11 @@ MCP SDK's client: no API key, no endpoint, the query embedded by the same model 
 
 from __future__ import annotations
 
-from tests.e2e.test_read import over
 from tests.server import corpus
 from tests.server.local_corpus import DOCS, QUERIES
 
 
-def test_vector_and_hybrid_search_over_stdio_find_answers_by_meaning(tmp_path, local_model):
+def test_vector_and_hybrid_search_over_stdio_find_answers_by_meaning(tmp_path, local_model, servers):
     db = tmp_path / "db"
     corpus.index(corpus.write_docs(tmp_path / "docs", DOCS), db, "--embed", f"local:{local_model}")
 
@@ -21,7 +20,7 @@ def test_vector_and_hybrid_search_over_stdio_find_answers_by_meaning(tmp_path, l
                 found.append(result.structured_content)
         return found
 
-    replies = over("stdio", db, session, tmp_path, LANCELOT_EMBED_MODEL_PATH=str(local_model))
+    replies = servers.over("stdio", db, session, LANCELOT_EMBED_MODEL_PATH=str(local_model))
     expected = [(mode, answer) for _query, answer in QUERIES for mode in ("vector", "hybrid")]
     assert [(reply["searchType"], reply["hits"][0]["source"]) for reply in replies] == expected
     assert all("note" not in reply for reply in replies)

@@ -8,10 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-import anyio
 import pytest
-from mcp import Client
-from tests.e2e.stdio_server import parameters
 from tests.server import corpus
 from tests.server.reading.long_reads import joined, long_markdown, stored_texts
 
@@ -47,20 +44,6 @@ def reading_db(tmp_path_factory):
     return docs, db
 
 
-def over(transport, db, session, http_servers, **environ):
-    """Run `session(client)` against `lancelot` over `transport` ("stdio" or "http"), `environ` added: a fresh
-    process over stdio, the module's server for `db` and `environ` over HTTP (`http_servers`)."""
-
-    async def run(target):
-        with anyio.fail_after(300):
-            async with Client(target) as client:
-                return await session(client)
-
-    if transport == "stdio":
-        return anyio.run(run, parameters(db, **environ))
-    return anyio.run(run, http_servers.url(db, **environ))
-
-
 async def walk(client, first, budget):
     """Follow `next` from `first`; every reply within `budget`; the passages in the order they came."""
     arguments, pieces = {**first, "budget": budget}, []
@@ -79,7 +62,7 @@ TRANSPORTS = ["stdio", "http"]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_a_hit_is_read_on_with_its_neighbours(reading_db, http_servers, transport):
+def test_a_hit_is_read_on_with_its_neighbours(reading_db, servers, transport):
     _docs, db = reading_db
 
     async def session(client):
@@ -88,7 +71,7 @@ def test_a_hit_is_read_on_with_its_neighbours(reading_db, http_servers, transpor
         read = await client.call_tool("lancedb_read", {"id": top["id"], "before": 1, "after": 1})
         return top, read
 
-    top, read = over(transport, db, session, http_servers)
+    top, read = servers.over(transport, db, session)
     assert top["id"] == "guide/puncture.md#3" and top["passage"] == 3
     reply = read.structured_content
     assert [p["number"] for p in reply["passages"]] == [2, 3] and reply["total"] == 4
@@ -98,7 +81,7 @@ def test_a_hit_is_read_on_with_its_neighbours(reading_db, http_servers, transpor
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_every_document_walked_by_its_continuation_gives_every_passage_once_at_every_budget(
-    reading_db, http_servers, transport
+    reading_db, servers, transport
 ):
     _docs, db = reading_db
     sources = ["manual.md", "guide/puncture.md", "hours.html", "reference.html", "guide/chain-care.txt"]
@@ -110,13 +93,13 @@ def test_every_document_walked_by_its_continuation_gives_every_passage_once_at_e
                 walked[budget, source] = await walk(client, {"source": source}, budget)
         return walked
 
-    walked = over(transport, db, session, http_servers)
+    walked = servers.over(transport, db, session)
     for (_, source), pieces in walked.items():
         assert joined(pieces) == stored_texts(db, "documents", source), source
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_documents_are_resources_listed_and_read(reading_db, http_servers, transport):
+def test_documents_are_resources_listed_and_read(reading_db, servers, transport):
     docs, db = reading_db
 
     async def session(client):
@@ -125,7 +108,7 @@ def test_documents_are_resources_listed_and_read(reading_db, http_servers, trans
         manual = await client.read_resource("lancelot://documents/manual.md")
         return listing, templates, manual.contents[0]
 
-    listing, templates, manual = over(transport, db, session, http_servers)
+    listing, templates, manual = servers.over(transport, db, session)
     assert [r.name for r in listing.resources] == sorted(
         str(path.relative_to(docs)) for path in docs.rglob("*") if path.is_file()
     )
@@ -136,7 +119,7 @@ def test_documents_are_resources_listed_and_read(reading_db, http_servers, trans
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_urls_are_there_exactly_when_the_table_has_a_link_template(reading_db, http_servers, transport):
+def test_urls_are_there_exactly_when_the_table_has_a_link_template(reading_db, servers, transport):
     _docs, db = reading_db
 
     async def session(client):
@@ -147,7 +130,7 @@ def test_urls_are_there_exactly_when_the_table_has_a_link_template(reading_db, h
             found[table] = hits.structured_content, read.structured_content
         return found
 
-    found = over(transport, db, session, http_servers, LANCELOT_TABLES="linked,site")
+    found = servers.over(transport, db, session, LANCELOT_TABLES="linked,site")
     hits, read = found["documents"]
     assert hits["hits"] and not any("url" in hit for hit in hits["hits"])
     assert "url" not in read and not any("url" in passage for passage in read["passages"])
@@ -166,16 +149,14 @@ def test_urls_are_there_exactly_when_the_table_has_a_link_template(reading_db, h
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_lines_point_at_each_passages_first_and_last_line_and_anchors_exist_in_the_page(
-    reading_db, http_servers, transport
-):
+def test_lines_point_at_each_passages_first_and_last_line_and_anchors_exist_in_the_page(reading_db, servers, transport):
     docs, db = reading_db
     sources = ["manual.md", "guide/puncture.md", "guide/chain-care.txt", "README.md", "reference.html", "hours.html"]
 
     async def session(client):
         return {source: await walk(client, {"source": source}, 100_000) for source in sources}
 
-    walked = over(transport, db, session, http_servers)
+    walked = servers.over(transport, db, session)
     for source, passages in walked.items():
         content = (docs / source).read_text(encoding="utf-8")
         if source.endswith(".html"):
@@ -203,7 +184,7 @@ def many_db(tmp_path_factory):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_resources_are_listed_page_by_page_with_the_protocols_cursor(many_db, http_servers, transport):
+def test_resources_are_listed_page_by_page_with_the_protocols_cursor(many_db, servers, transport):
     async def session(client):
         pages, cursor = [], None
         while True:
@@ -214,7 +195,7 @@ def test_resources_are_listed_page_by_page_with_the_protocols_cursor(many_db, ht
                 return pages, last.contents[0].text
             cursor = page.next_cursor
 
-    pages, last = over(transport, many_db, session, http_servers)
+    pages, last = servers.over(transport, many_db, session)
     assert [len(page) for page in pages] == [100, 100, 30]
     assert [name for page in pages for name in page] == [f"notes/{number:03d}.md" for number in range(230)]
     assert last.startswith("# Note 229\n") and "The note numbered 229." in last

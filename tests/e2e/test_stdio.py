@@ -9,10 +9,14 @@ import threading
 
 import jsonschema
 import lance
+import pytest
 from tests.e2e.stdio_server import LANCELOT, call, searches_during_rebuilds, serve, serve_logged
 from tests.server import corpus
 
 from lancelot_schema import layout
+
+# The tests that only query `lancelot_db` with no setting share one stdio server (`servers`), on one worker.
+SHARED = pytest.mark.xdist_group("stdio_lancelot_db")
 
 
 def embedded(endpoint):
@@ -25,7 +29,8 @@ def embedded(endpoint):
     }
 
 
-def test_all_four_tools_answer_over_stdio(lancelot_db):
+@SHARED
+def test_all_four_tools_answer_over_stdio(lancelot_db, servers):
     async def session(client):
         names = [tool.name for tool in (await client.list_tools()).tools]
         search = await call(client, "lancedb_search", {"query": "escaping air", "mode": "text"})
@@ -34,7 +39,7 @@ def test_all_four_tools_answer_over_stdio(lancelot_db):
         version = await call(client, "lancedb_version")
         return names, search, query, status, version
 
-    names, search, query, status, version = serve(lancelot_db, session)
+    names, search, query, status, version = servers.over("stdio", lancelot_db, session)
     assert names == ["lancedb_search", "lancedb_query", "lancedb_read", "lancedb_status", "lancedb_version"]
     assert search.structured_content["hits"][0]["source"] == "guide/puncture.md"
     assert search.structured_content["textMatch"] == "bm25"
@@ -129,14 +134,15 @@ def test_an_anythingllm_table_over_stdio(lancelot_db):
     assert "<document_metadata>" not in query and "Source: localfiles/chain.md" in query
 
 
-def test_the_budget_leaves_out_whole_passages_and_says_how_many(lancelot_db):
+@SHARED
+def test_the_budget_leaves_out_whole_passages_and_says_how_many(lancelot_db, servers):
     async def session(client):
         arguments = {"query": "chain patch workshop members air", "mode": "text", "limit": 10, "perDocument": 10}
         small = await call(client, "lancedb_query", {**arguments, "budget": 800})
         large = await call(client, "lancedb_query", {**arguments, "budget": 100_000})
         return small.content[0].text, large.content[0].text
 
-    small, large = serve(lancelot_db, session)
+    small, large = servers.over("stdio", lancelot_db, session)
     assert len(small) <= 800 and "more passages left out to stay within the 800-character budget" in small
     assert "left out" not in large
     sections = large.count("\n## ")
@@ -396,7 +402,8 @@ def test_no_database_or_a_wrong_one_is_named_at_start_once(tmp_path):
     assert warnings(stderr) == [], stderr
 
 
-def test_auto_on_a_table_without_vectors_carries_no_note_and_an_asked_mode_does(lancelot_db):
+@SHARED
+def test_auto_on_a_table_without_vectors_carries_no_note_and_an_asked_mode_does(lancelot_db, servers):
     async def session(client):
         replies = {}
         for mode in ("auto", "vector", "hybrid"):
@@ -404,7 +411,7 @@ def test_auto_on_a_table_without_vectors_carries_no_note_and_an_asked_mode_does(
         replies["query"] = await call(client, "lancedb_query", {"query": "chain"})
         return replies
 
-    replies = serve(lancelot_db, session)  # `documents`: BM25, no vectors, no key
+    replies = servers.over("stdio", lancelot_db, session)  # `documents`: BM25, no vectors, no key
     auto = replies["auto"].structured_content
     assert (auto["searchType"], auto["textMatch"]) == ("text", "bm25") and auto["hits"]
     assert "note" not in auto

@@ -3,11 +3,10 @@
 import base64
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.indexing import run_index
 
 from lancelot_server import lambda_handler
 from lancelot_server.storage import lance_table
@@ -22,10 +21,9 @@ JSON_HEADERS = {"content-type": "application/json", "accept": "application/json,
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory):
-    """examples/docs indexed by the real lancelot-index."""
+    """examples/docs indexed by the real lancelot-index (in this process)."""
     db = tmp_path_factory.mktemp("db") / "lancelot-db"
-    index = [Path(sys.executable).parent / "lancelot-index", ROOT / "examples" / "docs", db, "--quiet"]
-    subprocess.run(index, check=True, capture_output=True, timeout=300)
+    run_index(ROOT / "examples" / "docs", db, "--quiet")
     return db
 
 

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.indexing import run_index
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = r"""
@@ -65,8 +67,7 @@ print(json.dumps({"statuses": statuses, "writes": seen}))
 
 def test_the_handler_writes_nothing_outside_tmp(tmp_path):
     db = tmp_path / "db"
-    index = [Path(sys.executable).parent / "lancelot-index", ROOT / "examples" / "docs", db, "--quiet"]
-    subprocess.run(index, check=True, capture_output=True, timeout=300)
+    run_index(ROOT / "examples" / "docs", db, "--quiet")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LANCE", "OPENAI", "EMBEDDING"))}
     env.update(AWS_LAMBDA_FUNCTION_NAME="lancelot", LANCEDB_PATH=str(db), PYTHONDONTWRITEBYTECODE="1")
     env.update(LANCELOT_ALLOW_UNAUTHENTICATED="1")
