@@ -104,6 +104,27 @@ def small_docs(tmp_path: Path) -> Path:
     return root
 
 
+# An indexer run whose commit never comes: it says so in the file named first (the merge's data files
+# are written) and waits to be killed. A test that kills a run "before its commit" uses it, so that a
+# loaded machine can never let the commit slip in before the kill.
+PAUSED_BEFORE_COMMIT = """
+import sys, time
+from pathlib import Path
+from lancelot_indexer import cli
+from lancelot_indexer.writing import write
+
+written = Path(sys.argv[1])
+
+def paused(dataset, transaction):
+    written.write_text("the merge's data files are written", encoding="utf-8")
+    time.sleep(600)
+
+write._commit = paused
+sys.argv = ["lancelot-index", *sys.argv[2:]]
+cli.main()
+"""
+
+
 def kill_at_first_write(command: list, table_dir: Path) -> int:
     """Run `command` (an indexer run) and SIGKILL it the moment a new file appears in the table's data
     folder, before its commit; return its exit status once its workers are gone too."""

@@ -26,6 +26,7 @@ import lance
 import lancedb
 import pytest
 from tests.e2e.stdio_server import call, serve
+from tests.indexer.conftest import PAUSED_BEFORE_COMMIT
 from tests.support.s3_server import REGION, Keys, S3Server, read_only_policy, requests, without_aws
 
 from lancelot_indexer.documents import collect
@@ -280,8 +281,9 @@ def test_a_holder_whose_lease_was_taken_over_stops_before_its_next_commit(bucket
     holder.take()
     holder.check()
     other = lease.Lease(location)
-    other._dataset = lance.dataset(other.uri, storage_options=dict(location.options))
-    assert other._swap(other._dataset.version, other._holder) is not None  # as a run that judged it gone would
+    with holder._mutex:  # no renewal between reading the lock and taking it (a loaded machine let one in)
+        other._dataset = lance.dataset(other.uri, storage_options=dict(location.options))
+        assert other._swap(other._dataset.version, other._holder) is not None  # as a run that judged it gone would
     # Its renewal thread ends once it finds the lease taken over: wait for that, not for a fixed time.
     assert holder._thread is not None
     holder._thread.join(timeout=30)
@@ -389,24 +391,6 @@ def every_version_reads(location: storage.Location, table: str = "documents") ->
         for index in dataset.describe_indices():
             assert {f"_indices/{segment.uuid}" for segment in index.segments} <= folders, index.name
     return versions
-
-
-PAUSED_BEFORE_COMMIT = """
-import sys, time
-from pathlib import Path
-from lancelot_indexer import cli
-from lancelot_indexer.writing import write
-
-written = Path(sys.argv[1])
-
-def paused(dataset, transaction):
-    written.write_text("the merge's data files are written", encoding="utf-8")
-    time.sleep(600)
-
-write._commit = paused
-sys.argv = ["lancelot-index", *sys.argv[2:]]
-cli.main()
-"""
 
 
 def test_two_indexers_writing_one_bucket_at_once_one_succeeds_and_the_other_is_refused(

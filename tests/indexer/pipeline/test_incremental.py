@@ -15,7 +15,7 @@ import lance
 import lancedb
 import pyarrow as pa
 import pytest
-from tests.indexer.conftest import kill_at_first_write, write_big_text
+from tests.indexer.conftest import PAUSED_BEFORE_COMMIT, kill_at_first_write, write_big_text
 from tests.support import builds
 from tests.support.documents import Line, make_pdf
 
@@ -277,7 +277,9 @@ def test_sigkill_during_an_incremental_rebuild_leaves_the_previous_table_readabl
     before = snapshot(db)
     write_big_text(docs / "big.txt", 12 * 1024 * 1024)  # a large change: a long write to kill
     (docs / "page01.md").unlink()
-    status = kill_at_first_write([BIN / "lancelot-index", "--quiet", docs, db], db / "documents.lance")
+    # Killed as its first data file appears; its commit is held, so a loaded machine cannot let it in first.
+    command = [sys.executable, "-c", PAUSED_BEFORE_COMMIT, tmp_path / "written", "--quiet", docs, db]
+    status = kill_at_first_write(command, db / "documents.lance")
     assert status == -signal.SIGKILL, "the indexer finished before it could be killed"
     assert snapshot(db) == before
     assert fts(db, "sprockets")  # searchable as it was
