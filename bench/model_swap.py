@@ -92,7 +92,8 @@ def main() -> None:
         print(f"- {side}: {folder.name} ({folder}); indexing took {made[side]}")
     for what, (median, least) in cosines.items():
         print(f"- cosine of the two files' vectors, {what}: median {median:.4f}, least {least:.4f}")
-    print("\n" + common.table_head(["table embedded by", "queries embedded by", "search", "hit@10", "MRR@10", "nDCG@10"]))
+    headers = ["table embedded by", "queries embedded by", "search", "hit@10", "MRR@10", "nDCG@10"]
+    print("\n" + common.table_head(headers))
     for table_side in folders:
         for query_side, folder in folders.items():
             scores = _scores(WORK / f"db-{table_side}", folder)
