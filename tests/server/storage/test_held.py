@@ -93,3 +93,13 @@ def test_rows_another_writer_added_are_held_as_they_are(tmp_path):
     table = dataset.to_table(columns=names, with_row_id=True).to_pylist()
     assert held.rows([row["_rowid"] for row in reversed(table)]) == table[::-1]
     assert held.rows([table[0]["_rowid"] + 1]) is None
+
+
+def test_ids_beside_a_passage_number_that_is_not_whole_are_held_as_they_are(tmp_path):
+    # Another tool's table: Arrow writes 1.0 as "1", so its ids would seem made of path and number; Python not.
+    rows = [{"id": f"notes.md#{n}", "path": "notes.md", "passage": float(n), "text": "a"} for n in range(3)]
+    dataset = lance.write_dataset(pa.Table.from_pylist(rows), tmp_path / "other.lance")
+    held = Held(Budget(1024 * 1024)).columns(dataset, ["id", "path", "passage"])
+    assert held is not None
+    table = dataset.to_table(columns=["id", "path", "passage"], with_row_id=True).to_pylist()
+    assert held.rows([row["_rowid"] for row in table]) == table

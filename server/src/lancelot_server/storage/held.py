@@ -185,7 +185,7 @@ def _load(dataset: Any, names: list[str], room: int, batch_rows: int = BATCH_ROW
     total = dataset.count_rows()  # from the manifest: no request
     scanner = dataset.scanner(columns=names, with_row_id=True, batch_size=batch_rows)
     # lancelot-index's ids are `path#passage` (layout 2 on): made again from those when every row's is.
-    derived = {layout.ID, layout.PATH, layout.PASSAGE} <= set(names)
+    derived = {layout.ID, layout.PATH, layout.PASSAGE} <= set(names) and _derivable(dataset.schema)
     parts: list[pa.RecordBatch] = []
     size, seen, encoded = 0, 0, None
     for batch in scanner.to_reader():
@@ -206,6 +206,13 @@ def _load(dataset: Any, names: list[str], room: int, batch_rows: int = BATCH_ROW
         table = table.take(pc.sort_indices(table.column(ROW_ID)))
     held = Columns(int(dataset.version), table, derived_id=derived)
     return held if held.nbytes <= room else None
+
+
+def _derivable(schema: pa.Schema) -> bool:
+    """Whether ids could be `path#passage` as `layout.chunk_id` writes them: text and a whole number (Arrow would
+    write a float's `3.0` as `3`, Python not)."""
+    path, passage = schema.field(layout.PATH).type, schema.field(layout.PASSAGE).type
+    return bool((pa.types.is_string(path) or pa.types.is_large_string(path)) and pa.types.is_integer(passage))
 
 
 def _is_derived(batch: pa.RecordBatch) -> bool:
@@ -237,7 +244,7 @@ def _compact_column(column: pa.Array, encode: bool) -> pa.Array:
     if encode:
         column = pc.dictionary_encode(column)
         return column.cast(pa.dictionary(_narrowest(0, len(column.dictionary)), column.type.value_type))
-    if pa.types.is_integer(column.type) and column.type.bit_width > 8:
+    if pa.types.is_signed_integer(column.type) and column.type.bit_width > 8:
         least, most = pc.min_max(column).values()
         return column.cast(_narrowest(least.as_py(), most.as_py()))
     return column
