@@ -193,19 +193,20 @@ def _load(dataset: Any, names: list[str], room: int, batch_rows: int = BATCH_ROW
         if encoded is None:
             encoded = {name for name in batch.schema.names if _repeats(batch.column(name))}
         parts.append(_compact(batch, encoded, layout.ID if derived else None))
-        size, seen = size + parts[-1].nbytes, seen + batch.num_rows
+        if not derived and layout.ID not in parts[0].schema.names:  # this batch's ids are not all `path#passage`
+            parts = [_with_id(part, parts[-1].schema.names) for part in parts[:-1]] + parts[-1:]
+        size, seen = size + _held_bytes(parts[-1]), seen + batch.num_rows
         if size > room or size * total > room * seen:
-            return None
-    if not parts:
-        return Columns(int(dataset.version), scanner.to_table())
-    order = parts[0].schema.names if derived else list(batch.schema.names)
-    if not derived:  # the first batches' ids were left out: a later one's were not all `path#passage`
-        parts = [part if layout.ID in part.schema.names else _with_id(part, order) for part in parts]
-    table = pa.Table.from_arrays([_joined([part.column(name) for part in parts]) for name in order], names=order)
+            # Each batch's own dictionary counted: joined into one, what will be held, before giving up.
+            parts = [_joined_batch(parts)]
+            size = _held_bytes(parts[0])
+            if size > room or size * total > room * seen:
+                return None
+    table = pa.Table.from_batches([_joined_batch(parts)]) if parts else scanner.to_table()
     if not (np.diff(table.column(ROW_ID).to_numpy()) > 0).all():  # a scan gives row ids in order, or nearly
         table = table.take(pc.sort_indices(table.column(ROW_ID)))
-    held = Columns(int(dataset.version), table, derived_id=derived)
-    return held if held.nbytes <= room else None
+    columns = Columns(int(dataset.version), table, derived_id=derived)
+    return columns if columns.nbytes <= room else None
 
 
 def _derivable(schema: pa.Schema) -> bool:
@@ -224,7 +225,7 @@ def _ids(paths: pa.Array, passages: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise(paths.cast(pa.string()), passages.cast(pa.string()), "#")
 
 
-def _with_id(part: pa.RecordBatch, order: list[str]) -> pa.RecordBatch:
+def _with_id(part: pa.RecordBatch, order: Sequence[str]) -> pa.RecordBatch:
     ids = _ids(part.column(layout.PATH), part.column(layout.PASSAGE))
     arrays = {name: part.column(name) for name in part.schema.names}
     return pa.RecordBatch.from_arrays([ids if name == layout.ID else arrays[name] for name in order], names=order)
@@ -248,6 +249,16 @@ def _compact_column(column: pa.Array, encode: bool) -> pa.Array:
         least, most = pc.min_max(column).values()
         return column.cast(_narrowest(least.as_py(), most.as_py()))
     return column
+
+
+def _joined_batch(parts: list[pa.RecordBatch]) -> pa.RecordBatch:
+    names = parts[0].schema.names
+    return pa.RecordBatch.from_arrays([_joined([part.column(name) for part in parts]) for name in names], names=names)
+
+
+def _held_bytes(part: pa.RecordBatch) -> int:
+    """What `part` will take held: its row ids become runs (`_Places`)."""
+    return int(part.nbytes - part.column(ROW_ID).nbytes)
 
 
 def _joined(chunks: list[pa.Array]) -> pa.Array:
