@@ -122,8 +122,8 @@ def test_the_cache_stays_within_its_bound(s3_server, large_db, s3_tools):
     roomy_cache, small_cache = roomy.status()["database"]["cache"], small.status()["database"]["cache"]
     assert roomy_cache["usedBytes"] > 1024 * 1024  # what the bound keeps out of the small one
     assert roomy.store.opened()["documents"].held_bytes > 0
-    # The small bound's eighth for the ranking's columns is too little for them: read from the bucket instead.
-    assert small.store.opened()["documents"].held_bytes == 0
+    # The ranking's columns, held compactly (about 25 bytes a row here), fit even in the small bound's eighth.
+    assert 0 < small.store.opened()["documents"].held_bytes <= 1024 * 1024 // 8
     assert small_cache == {"boundBytes": 1024 * 1024, "usedBytes": small_cache["usedBytes"]}
     assert 0 < small_cache["usedBytes"] <= 1024 * 1024
 
