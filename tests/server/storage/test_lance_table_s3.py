@@ -145,15 +145,15 @@ def test_a_bucket_that_stops_answering_mid_query_is_one_line(s3_server, lancelot
 def test_only_the_indexes_that_fit_in_their_share_of_the_bound_are_loaded_and_each_once(large_db):
     import lance
 
-    from lancelot_server.storage import lance_table
+    from lancelot_server.storage import ahead, lance_table
 
     uri, mib = str(large_db / "documents.lance"), 1024 * 1024
     roomy = lance.dataset(uri, session=lance_table.session(64 * mib))
     loaded: set[str] = set()
-    assert sorted(lance_table.preload(roomy, 64 * mib, loaded)) == ["heading_idx", "text_idx", "title_idx"]
+    assert sorted(ahead.preload(roomy, 64 * mib, loaded)) == ["heading_idx", "text_idx", "title_idx"]
     held = roomy.session().size_bytes()
-    assert held > mib and lance_table.preload(roomy, 64 * mib, loaded) == []  # loaded before: nothing read again
+    assert held > mib and ahead.preload(roomy, 64 * mib, loaded) == []  # loaded before: nothing read again
     assert roomy.session().size_bytes() == held
     small = lance.dataset(uri, session=lance_table.session(mib))
-    assert "text_idx" not in lance_table.preload(small, mib, set())  # too large: never read whole
+    assert "text_idx" not in ahead.preload(small, mib, set())  # too large: never read whole
     assert small.session().size_bytes() <= mib // 2
