@@ -10,7 +10,7 @@ bucket in the same region costs a round trip. A first query is timed from the se
 it includes importing Lance, the same in every row) and counts the requests it made; warm queries are the
 --queries searches after it, their requests counted by operation (list, head, get, ranged get). Each round also
 times, for each database, the first search of a fresh Python process from after its imports (`bench.first_query`:
-what a Lambda container whose init imported Lance waits for), with the requests it made.
+what a Lambda container whose init imported Lance waits for), with the requests it made; a baseline's too.
 
     scripts/bench-s3 [--rounds 3] [--latency-ms 20]     # prints a Markdown section for docs/benchmarks.md
 
@@ -118,7 +118,8 @@ def first_after_import(target: Target, query: str) -> None:
     env = {**without_aws(common.settings_free_env()), "XDG_CONFIG_HOME": str(WORK / "no-config"), **target.env}
     env["LANCEDB_PATH"] = target.db
     before = counted(target)
-    command = [str(common.BIN / "python"), "-m", "bench.first_query", query]
+    # A baseline's own interpreter runs this tree's bench.first_query (cwd) over its own server's code.
+    command = [str(target.command.parent / "python"), "-m", "bench.first_query", query]
     done = subprocess.run(command, env=env, cwd=common.ROOT, capture_output=True, text=True, timeout=600, check=True)
     target.fresh.append(json.loads(done.stdout.splitlines()[-1])["seconds"])
     target.fresh_requests.append(counted(target) - before)
@@ -238,8 +239,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for target in targets:
                 anyio.run(one_round, target, queries)
-                if target.command == common.BIN / "lancelot":
-                    first_after_import(target, queries[0])
+                first_after_import(target, queries[0])
     rows = common.rows(db)
     print(f"### Object storage: first and warm query ({platform.machine()}, {os.cpu_count()} cores)\n")
     print(f"Table: {args.docs} indexed by lancelot-index ({rows:,} passages); text search (BM25) over stdio;")

@@ -4,6 +4,7 @@ Lance tables built by the real indexer and rebuilt by it."""
 from __future__ import annotations
 
 import lance
+import pyarrow as pa
 from tests.server import corpus
 
 from lancelot_server.storage.held import Budget, Held
@@ -59,3 +60,46 @@ def test_a_new_version_drops_the_old_ones_columns_and_never_loads_them_again(tmp
     rows = every_row(new)
     assert "guide/zeppelin.md" in {row["path"] for row in rows}
     assert fresh.rows([row["_rowid"] for row in rows]) == rows
+
+
+def test_what_a_ranking_shows_is_held_in_few_bytes_and_ids_are_made_again(tmp_path):
+    pages = {f"guide/page{n:02}.md": f"# Page {n}\n\n## Part\n\n" + "A spoke in the wheel. " * 200 for n in range(30)}
+    dataset = lance.dataset(corpus.built(tmp_path, pages) / "documents.lance")
+    shown = ["path", "id", "title", "heading", "passage", "line_start", "line_end", "anchor", "page", "meta"]
+    held = Held(Budget(1024 * 1024)).columns(dataset, shown)
+    assert held is not None
+    rows = dataset.to_table(columns=shown, with_row_id=True).to_pylist()
+    assert len(rows) > 100 and held.rows([row["_rowid"] for row in rows]) == rows
+    assert held.nbytes < 20 * len(rows)  # the rows' text columns alone take more than 60 bytes each
+    # The ids (`path#passage`) take nothing: made again from the path and passage number held.
+    unnamed = Held(Budget(1024 * 1024)).columns(dataset, [name for name in shown if name != "id"])
+    assert unnamed is not None and unnamed.nbytes == held.nbytes
+
+
+def test_rows_another_writer_added_are_held_as_they_are(tmp_path):
+    dataset = lance.dataset(corpus.built(tmp_path, DOCS) / "documents.lance")
+    names = ["path", "id", "passage", "page", "title"]
+    written = dataset.to_table(columns=dataset.schema.names)
+    rows = written.to_pylist()
+    # A data file of its own (a batch of the scan) whose ids are not `path#passage`, whose numbers need 32 bits
+    # and whose pages are not all null: what the first batch held compactly is widened, its ids made again.
+    added = [{**row, "id": f"other-{n}", "passage": 70_000 + n, "page": n or None} for n, row in enumerate(rows)]
+    dataset = lance.write_dataset(pa.Table.from_pylist(added, schema=written.schema), dataset.uri, mode="append")
+    assert len(dataset.get_fragments()) == 2
+    # A deleted row: a gap in the row ids, of which nothing is made up.
+    dataset.delete(f"id = '{rows[1]['id']}'")
+    held = Held(Budget(1024 * 1024)).columns(dataset, names)
+    assert held is not None
+    table = dataset.to_table(columns=names, with_row_id=True).to_pylist()
+    assert held.rows([row["_rowid"] for row in reversed(table)]) == table[::-1]
+    assert held.rows([table[0]["_rowid"] + 1]) is None
+
+
+def test_ids_beside_a_passage_number_that_is_not_whole_are_held_as_they_are(tmp_path):
+    # Another tool's table: Arrow writes 1.0 as "1", so its ids would seem made of path and number; Python not.
+    rows = [{"id": f"notes.md#{n}", "path": "notes.md", "passage": float(n), "text": "a"} for n in range(3)]
+    dataset = lance.write_dataset(pa.Table.from_pylist(rows), tmp_path / "other.lance")
+    held = Held(Budget(1024 * 1024)).columns(dataset, ["id", "path", "passage"])
+    assert held is not None
+    table = dataset.to_table(columns=["id", "path", "passage"], with_row_id=True).to_pylist()
+    assert held.rows([row["_rowid"] for row in table]) == table

@@ -10,6 +10,11 @@ one scan, and each ranking takes its rows from memory by row id; only the hits' 
     held.fits_whole(dataset) → bool                   every data file fits: the texts can be held too
     Columns.rows(row_ids) → [dict] | None
 
+They are held compactly, so that a million passages fit in the default bound's share (docs/decisions.md,
+"Object storage: the pool's columns held"): text that repeats (a document's path, title, headings, anchors) as one
+dictionary for the whole version, integers in the fewest bytes that hold them, a column of nulls as none, the ids
+(`path#passage`) made again from the path and passage number, and the row ids as runs (one per data file).
+
 A table whose data files all fit in what the budget has left (a small one: the PostgreSQL manual's 9,000 passages
 take 5 MB) has its texts held too, and a warm search then makes no request at all.
 
@@ -27,6 +32,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from lancelot_schema import layout
 
 ROW_ID = "_rowid"
 BATCH_ROWS = 65_536
@@ -64,25 +71,53 @@ class Budget:
 class Columns:
     """Columns of every row of one version, sorted by row id."""
 
-    def __init__(self, version: int, table: pa.Table) -> None:
+    def __init__(self, version: int, table: pa.Table, derived_id: bool = False) -> None:
         self.version = version
-        self.names = frozenset(table.column_names) - {ROW_ID}
-        self._ids = table.column(ROW_ID).to_numpy()
+        self.names = frozenset(table.column_names) - {ROW_ID} | ({layout.ID} if derived_id else set())
+        self._places = _Places(table.column(ROW_ID).to_numpy())
         self._table = table.select([name for name in table.column_names if name != ROW_ID])
-        self.nbytes = int(table.nbytes)
+        self._derived_id = derived_id
+        self.nbytes = int(self._table.nbytes) + self._places.nbytes
 
     def rows(self, row_ids: Sequence[int]) -> list[dict[str, Any]] | None:
         """The rows of these ids, in that order, each with its `_rowid`; None if one is not held."""
-        import numpy as np
-
-        wanted = np.asarray(row_ids, dtype=self._ids.dtype)
-        at = np.searchsorted(self._ids, wanted)
-        if len(wanted) and (at.max() >= len(self._ids) or not (self._ids[at] == wanted).all()):
+        at = self._places.of(row_ids)
+        if at is None:
             return None
         rows: list[dict[str, Any]] = self._table.take(pa.array(at, pa.int64())).to_pylist()
         for row, row_id in zip(rows, row_ids, strict=True):
             row[ROW_ID] = row_id
+            if self._derived_id:
+                row[layout.ID] = layout.chunk_id(row[layout.PATH], row[layout.PASSAGE])
         return rows
+
+
+class _Places:
+    """Where each row id sits: runs of consecutive ids (a data file's rows, but those deleted) kept as their first id
+    and place, rather than an id per row."""
+
+    def __init__(self, ids: Any) -> None:
+        import numpy as np
+
+        ids = ids.astype(np.int64)
+        breaks = np.flatnonzero(np.diff(ids) != 1) + 1
+        self._places = np.concatenate(([0], breaks)).astype(np.int64) if len(ids) else ids
+        self._firsts = ids[self._places]
+        self._ends = np.concatenate((breaks, [len(ids)])).astype(np.int64) if len(ids) else ids
+        self.nbytes = int(self._places.nbytes + self._firsts.nbytes + self._ends.nbytes)
+
+    def of(self, row_ids: Sequence[int]) -> Any:
+        """The places of these ids, or None if one is not held."""
+        import numpy as np
+
+        wanted = np.asarray(row_ids, dtype=np.int64)
+        if not len(wanted):
+            return wanted
+        run = np.searchsorted(self._firsts, wanted, side="right") - 1
+        if run.min() < 0:
+            return None
+        at = self._places[run] + (wanted - self._firsts[run])
+        return at if (at < self._ends[run]).all() else None
 
 
 class Held:
@@ -143,38 +178,114 @@ class Held:
 
 
 def _load(dataset: Any, names: list[str], room: int, batch_rows: int = BATCH_ROWS) -> Columns | None:
-    """`names` of every row, read in one scan; None as soon as they take, or at the rate read so far will take,
-    more than `room` bytes (a table far too large costs one batch). A text column whose first values repeat (a
-    document's path and title, on each of its passages) is dictionary-encoded, batch by batch."""
+    """`names` of every row, read in one scan and held compactly (`_compact`); None as soon as they take, or at the
+    rate read so far will take, more than `room` bytes (a table far too large costs one batch)."""
     import numpy as np
 
     total = dataset.count_rows()  # from the manifest: no request
     scanner = dataset.scanner(columns=names, with_row_id=True, batch_size=batch_rows)
-    batches, size, seen, encoded = [], 0, 0, None
+    # lancelot-index's ids are `path#passage` (layout 2 on): made again from those when every row's is.
+    derived = {layout.ID, layout.PATH, layout.PASSAGE} <= set(names) and _derivable(dataset.schema)
+    parts: list[pa.RecordBatch] = []
+    size, seen, encoded = 0, 0, None
     for batch in scanner.to_reader():
+        derived = derived and _is_derived(batch)
         if encoded is None:
-            encoded = {index for index, column in enumerate(batch.columns) if _repeats(column)}
-        batch = _encoded(batch, encoded)
-        batches.append(batch)
-        size, seen = size + batch.nbytes, seen + batch.num_rows
+            encoded = {name for name in batch.schema.names if _repeats(batch.column(name))}
+        parts.append(_compact(batch, encoded, layout.ID if derived else None))
+        if not derived and layout.ID not in parts[0].schema.names:  # this batch's ids are not all `path#passage`
+            parts = [_with_id(part, parts[-1].schema.names) for part in parts[:-1]] + parts[-1:]
+        size, seen = size + _held_bytes(parts[-1]), seen + batch.num_rows
         if size > room or size * total > room * seen:
-            return None
-    table = pa.Table.from_batches(batches) if batches else scanner.to_table()
+            # Each batch's own dictionary counted: joined into one, what will be held, before giving up.
+            parts = [_joined_batch(parts)]
+            size = _held_bytes(parts[0])
+            if size > room or size * total > room * seen:
+                return None
+    table = pa.Table.from_batches([_joined_batch(parts)]) if parts else scanner.to_table()
     if not (np.diff(table.column(ROW_ID).to_numpy()) > 0).all():  # a scan gives row ids in order, or nearly
         table = table.take(pc.sort_indices(table.column(ROW_ID)))
-    return Columns(int(dataset.version), table) if table.nbytes <= room else None
+    columns = Columns(int(dataset.version), table, derived_id=derived)
+    return columns if columns.nbytes <= room else None
 
 
-def _encoded(batch: pa.RecordBatch, columns: set[int]) -> pa.RecordBatch:
-    arrays = [
-        pc.dictionary_encode(column) if index in columns else column for index, column in enumerate(batch.columns)
-    ]
-    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+def _derivable(schema: pa.Schema) -> bool:
+    """Whether ids could be `path#passage` as `layout.chunk_id` writes them: text and a whole number (Arrow would
+    write a float's `3.0` as `3`, Python not)."""
+    path, passage = schema.field(layout.PATH).type, schema.field(layout.PASSAGE).type
+    return bool((pa.types.is_string(path) or pa.types.is_large_string(path)) and pa.types.is_integer(passage))
+
+
+def _is_derived(batch: pa.RecordBatch) -> bool:
+    made = _ids(batch.column(layout.PATH), batch.column(layout.PASSAGE))
+    return bool(pc.all(pc.fill_null(pc.equal(batch.column(layout.ID), made), False)).as_py())
+
+
+def _ids(paths: pa.Array, passages: pa.Array) -> pa.Array:
+    return pc.binary_join_element_wise(paths.cast(pa.string()), passages.cast(pa.string()), "#")
+
+
+def _with_id(part: pa.RecordBatch, order: Sequence[str]) -> pa.RecordBatch:
+    ids = _ids(part.column(layout.PATH), part.column(layout.PASSAGE))
+    arrays = {name: part.column(name) for name in part.schema.names}
+    return pa.RecordBatch.from_arrays([ids if name == layout.ID else arrays[name] for name in order], names=order)
+
+
+def _compact(batch: pa.RecordBatch, encoded: set[str], dropped: str | None) -> pa.RecordBatch:
+    """A batch as held: a column of nulls as no values, integers in the fewest bytes that hold them, text that
+    repeats dictionary-encoded (a batch's dictionary: `_joined` makes one of the whole version's)."""
+    names = [name for name in batch.schema.names if name != dropped and name != ROW_ID]
+    arrays = [_compact_column(batch.column(name), name in encoded) for name in names]
+    return pa.RecordBatch.from_arrays([*arrays, batch.column(ROW_ID)], names=[*names, ROW_ID])
+
+
+def _compact_column(column: pa.Array, encode: bool) -> pa.Array:
+    if column.null_count == len(column):
+        return pa.nulls(len(column))
+    if encode:
+        column = pc.dictionary_encode(column)
+        return column.cast(pa.dictionary(_narrowest(0, len(column.dictionary)), column.type.value_type))
+    if pa.types.is_signed_integer(column.type) and column.type.bit_width > 8:
+        least, most = pc.min_max(column).values()
+        return column.cast(_narrowest(least.as_py(), most.as_py()))
+    return column
+
+
+def _joined_batch(parts: list[pa.RecordBatch]) -> pa.RecordBatch:
+    names = parts[0].schema.names
+    return pa.RecordBatch.from_arrays([_joined([part.column(name) for part in parts]) for name in names], names=names)
+
+
+def _held_bytes(part: pa.RecordBatch) -> int:
+    """What `part` will take held: its row ids become runs (`_Places`)."""
+    return int(part.nbytes - part.column(ROW_ID).nbytes)
+
+
+def _joined(chunks: list[pa.Array]) -> pa.Array:
+    """One array of the batches' chunks of a column: one dictionary for the whole version, integers as wide as the
+    widest chunk's."""
+    kinds = [chunk.type for chunk in chunks if not pa.types.is_null(chunk.type)]
+    if not kinds:
+        return pa.nulls(sum(len(chunk) for chunk in chunks))
+    kind = max(kinds, key=lambda each: each.bit_width) if all(map(pa.types.is_integer, kinds)) else kinds[0]
+    if pa.types.is_dictionary(kind):
+        kind = pa.dictionary(pa.int32(), kind.value_type)
+    whole = pa.concat_arrays([chunk.cast(kind) for chunk in chunks])  # dictionaries unified
+    if pa.types.is_dictionary(kind):
+        return whole.cast(pa.dictionary(_narrowest(0, len(whole.dictionary)), kind.value_type))
+    return whole
+
+
+def _narrowest(least: int, most: int) -> pa.DataType:
+    """The narrowest signed integer type that holds `least` to `most`."""
+    for kind in (pa.int8(), pa.int16(), pa.int32()):
+        if -(1 << (kind.bit_width - 1)) <= least and most < 1 << (kind.bit_width - 1):
+            return kind
+    return pa.int64()
 
 
 def _repeats(column: pa.Array) -> bool:
-    """A text column whose first rows hold each value twice or more on average (ids are unique: left as they are)."""
+    """A text column whose first batch holds each value twice or more on average (ids are unique: left as they are)."""
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return False
-    sample = column.slice(0, 4096)
-    return len(sample) > 0 and pc.count_distinct(sample).as_py() * 2 <= len(sample)
+    return len(column) > 0 and pc.count_distinct(column).as_py() * 2 <= len(column)

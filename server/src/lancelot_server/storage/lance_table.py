@@ -17,10 +17,10 @@ through Substrait). Nothing here writes: the class has no method that commits.
 What does not change between versions is kept in memory across queries by Lance itself: one `lance.Session` per
 server (`session`), shared by every table and version, holds the index parts and file metadata read (keyed by
 the files' names, which a new version changes only where it changed something), within LANCELOT_CACHE_MB. On
-object storage a table's full-text indexes are also loaded into it whole as it opens and when a version brings
-new ones (`preload`), and the columns a ranking reads are held per version (`held`, within an eighth of the
-bound): a warm search then reads only its hits' texts, and nothing where the table's texts fit there too
-(docs/benchmarks.md, "Object storage").
+object storage a table's full-text indexes are also loaded into it whole, in the background, as it opens and
+when a version brings new ones (`ahead.py`: a full-text query waits for them), and the columns a ranking reads
+are held per version (`held`, within an eighth of the bound): a warm search then reads only its hits' texts,
+and nothing where the table's texts fit there too (docs/benchmarks.md, "Object storage").
 
 Freshness is lancedb's `read_consistency_interval`: before a read, the latest version is looked up once
 `refresh` has passed since the last look (zero: every read), so a table that lancelot-index rebuilt is served
@@ -32,18 +32,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 import lance
 import pyarrow as pa
-import structlog
 from lance.dataset import serialize_row_addrs
 from lance.file import LanceFileSession
 
 from lancelot_schema.folders import TABLE_SUFFIX
+from lancelot_server.storage.ahead import Ahead
 from lancelot_server.storage.held import Budget, Columns, Held
 
 # What lancedb calls the index types Lance names otherwise.
@@ -59,16 +58,8 @@ INDEX_SHARE = 1 / 2
 COLUMNS_SHARE = 8
 # A folder holds no columns (the page cache serves its rows): its index cache keeps that eighth.
 FOLDER_INDEX_SHARE = 5 / 8
-# Of the bound, what the full-text indexes loaded ahead may take: the index cache's other eighth is for what
-# queries read.
-PRELOAD_SHARE = 3 / 8
-# What a full-text index takes in the cache, loaded whole, per byte of its files: 2.7 measured on the PostgreSQL
-# manual's three (2.6 MiB of files, 7.0 MiB in the cache).
-CACHED_PER_STORED_BYTE = 3
 
 T = TypeVar("T")
-
-log = structlog.get_logger("lancelot.store")
 
 
 def table_names(uri: str, options: dict[str, str]) -> list[str]:
@@ -94,39 +85,6 @@ def session(bound_bytes: int, remote: bool = True) -> Any:
 def columns_budget(bound_bytes: int) -> Budget:
     """What every table's held columns share of the bound."""
     return Budget(bound_bytes // COLUMNS_SHARE)
-
-
-def preload(dataset: Any, bound_bytes: int, loaded: set[str]) -> list[str]:
-    """Load the full-text indexes of `dataset` whole into its session's cache, all at once (each is read in
-    parallel with the others), skipping those whose files were loaded before (`loaded`, index segment ids, grows)
-    and those that would take the cache past `PRELOAD_SHARE` of its bound, so that what queries read keeps room: an
-    index too large is never read whole only to be refused. The indexes loaded, named."""
-    room = int(bound_bytes * PRELOAD_SHARE) - dataset.session().size_bytes()
-    wanted = {}
-    for described in dataset.describe_indices():
-        segments = {str(segment.uuid) for segment in described.segments}
-        need = CACHED_PER_STORED_BYTE * int(described.total_size_bytes or 0)
-        if described.index_type == "Inverted" and not segments <= loaded and need <= room:
-            wanted[described.name] = segments
-            room -= need
-    if wanted:
-        with ThreadPoolExecutor(len(wanted), thread_name_prefix="lancelot-preload") as pool:
-            done = list(pool.map(lambda name: _prewarmed(dataset, name), wanted))
-        wanted = {name: segments for (name, segments), ok in zip(wanted.items(), done, strict=True) if ok}
-    for segments in wanted.values():
-        loaded |= segments
-    return list(wanted)
-
-
-def _prewarmed(dataset: Any, name: str) -> bool:
-    """Whether index `name` is now in the cache whole. An index that does not fit (Lance then refuses), or a bucket
-    that failed, is left to be read as queries need it: the query that meets the failure reports it."""
-    try:
-        dataset.prewarm_index(name)
-    except Exception as exc:
-        log.info("index not loaded ahead", index=name, reason=str(exc)[:300])
-        return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -159,8 +117,9 @@ class LanceTable:
         self._loaded: set[str] = set()
         # Object storage: the short columns a ranking reads, held per version within `budget` (None: never).
         self._held = Held(budget if self.remote else None)
-        if preload_bytes:
-            preload(dataset, preload_bytes, self._loaded)
+        # The indexes load in the background while the first search scans the held columns (each its own round
+        # trips); a full-text query waits for them (`Query._scanner`), so that no part of an index is read twice.
+        self._ahead = Ahead(dataset, preload_bytes, self._loaded) if preload_bytes else None
 
     @classmethod
     def open(
@@ -186,7 +145,9 @@ class LanceTable:
                     self._dataset = self._dataset.checkout_version(latest)
                     self._held.moved_to(int(latest))
                     if self._preload_bytes:  # a rebuild's new indexes; those it kept are in the cache already
-                        preload(self._dataset, self._preload_bytes, self._loaded)
+                        if self._ahead is not None:
+                            self._ahead.wait()  # `_loaded` is the loading thread's until it ends
+                        self._ahead = Ahead(self._dataset, self._preload_bytes, self._loaded)
                 self._checked = time.monotonic()
             return self._dataset
 
@@ -200,8 +161,15 @@ class LanceTable:
         ranking and the rows it then takes by id) sees the same version, whatever a rebuild commits meanwhile."""
         dataset = self.to_lance()
         table = LanceTable(dataset, timedelta.max)
-        table._kept, table._held = self._kept, self._held
+        # The loading of this version's indexes, or of a later one's, which starts only once this one's ended.
+        table._kept, table._held, table._ahead = self._kept, self._held, self._ahead
         return table
+
+    def loaded_ahead(self, timeout: float | None = None) -> bool:
+        """Wait for the full-text indexes of the version read to be loaded (at once where none are being loaded);
+        whether they are by `timeout`."""
+        ahead = self._ahead
+        return ahead is None or ahead.wait(timeout)
 
     def held(self, names: Sequence[str], whole: str | None = None) -> Columns | None:
         """These columns of every row of the version reads see, in memory (object storage, within the budget: read
@@ -369,6 +337,7 @@ class Query:
         if self.among_rows is not None:
             arguments["row_addr_allowlist"] = serialize_row_addrs(sorted(set(self.among_rows)))
         if self.full_text is not None:
+            self.table.loaded_ahead()  # or Lance would read again the parts of the index still being loaded
             arguments["full_text_query"] = self.full_text
         if self.nearest is not None:
             arguments["nearest"] = {**self.nearest, "k": self.count if self.count is not None else DEFAULT_LIMIT}

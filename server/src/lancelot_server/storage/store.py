@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import structlog
 
-from lancelot_schema import languages, layout
 from lancelot_schema import storage as storage_module
 from lancelot_schema.settings import Storage
 from lancelot_schema.storage import Location, LocationError
@@ -37,6 +36,9 @@ from lancelot_server.errors import (
 from lancelot_server.storage import database_folder
 from lancelot_server.storage.damage import Damage as Damage
 from lancelot_server.storage.damage import damage as damage
+from lancelot_server.storage.layouts import UNREADABLE_INDEX as UNREADABLE_INDEX
+from lancelot_server.storage.layouts import Layout as Layout
+from lancelot_server.storage.layouts import describe as describe
 
 # Zero on a folder: every query checks for a newer table version first, so a table that lancelot-index
 # rebuilt is served at the very next call. The check is a small metadata read; LanceDB commits a version
@@ -45,6 +47,8 @@ from lancelot_server.storage.damage import damage as damage
 READ_CONSISTENCY = timedelta(0)
 
 log = structlog.get_logger("lancelot.store")
+
+T = TypeVar("T")
 
 
 def _consistency(location: Location) -> timedelta:
@@ -59,114 +63,14 @@ def _nothing_stored(location: Location) -> DatabaseNotFound:
     )
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Which columns of a table play which part in a hit."""
+def _started(work: Callable[[], T]) -> Callable[[], T]:
+    """`work`, started now in a thread of its own; what is returned waits for its result (or raises its error)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    columns: tuple[str, ...]
-    text: str
-    id: str | None
-    title: str | None
-    heading: str | None
-    sources: tuple[str, ...]
-    # What names a row's document, the first that is not blank: its sources, or in an AnythingLLM table its url and
-    # title first (`layout.ANYTHINGLLM_DOCUMENT_COLUMNS`).
-    documents: tuple[str, ...]
-    vectors: dict[str, int] = field(default_factory=dict)
-    stamped: dict[str, str] = field(default_factory=dict)
-    # Layout 2's locators (None in older tables and other tools' tables).
-    passage: str | None = None
-    passages: str | None = None
-    line_start: str | None = None
-    line_end: str | None = None
-    anchor: str | None = None
-
-    @property
-    def link_template(self) -> str | None:
-        """The `lancelot-index --link` template the table was stamped with, if any."""
-        return self.stamped.get("link_template") or None
-
-    @property
-    def language(self) -> str:
-        """How the table's full-text indexes split words (`lancelot-index --language`): tables stamped before
-        layout 3, and other tools' tables, were indexed in English."""
-        return self.stamped.get("language") or languages.DEFAULT
-
-    @property
-    def vector(self) -> str | None:
-        """The vector column searched: ours (`vector`) when present, else the first fixed-size float list."""
-        return next(iter(self.vectors), None)
-
-    @property
-    def vector_width(self) -> int | None:
-        return self.vectors[self.vector] if self.vector else None
-
-    @property
-    def readable(self) -> list[str]:
-        """Every column a hit or a read is built from: all but the vectors, which are large and meaningless to read,
-        and, in a table lancelot-index stamped, its bookkeeping (`layout.BOOKKEEPING`); another tool's table shows
-        every other column as metadata."""
-        hidden = layout.BOOKKEEPING if self.stamped.get("layout_version") else ()
-        return [name for name in self.columns if name not in self.vectors and name not in hidden]
-
-
-def _vector_widths(schema: Any) -> dict[str, int]:
-    import pyarrow as pa
-
-    found: dict[str, int] = {}
-    for arrow_field in schema:
-        kind = arrow_field.type
-        if pa.types.is_fixed_size_list(kind) and pa.types.is_floating(kind.value_type):
-            found[arrow_field.name] = kind.list_size
-    # Our own column name first, so a table with several vector columns searches the documented one.
-    ours = {name: found[name] for name in layout.VECTOR_COLUMNS if name in found}
-    return {**ours, **found}
-
-
-UNREADABLE_INDEX = "the full-text index cannot be read (damaged or incomplete; rebuild the table with lancelot-index)"
-
-
-def describe(schema: Any, text_column: str, table: str) -> Layout:
-    """The layout of a table from its Arrow schema; a table without the text column cannot be searched."""
-    names = tuple(schema.names)
-    if text_column not in names:
-        raise TableLayoutError(
-            f"Table {shown(table)} has no text column {text_column!r} (LANCEDB_TEXT_COLUMN); its columns are "
-            f"{', '.join(names)}. Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
-        )
-    import pyarrow as pa
-
-    kind = schema.field(text_column).type
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-        raise TableLayoutError(
-            f"Table {shown(table)} has a column {text_column!r} (LANCEDB_TEXT_COLUMN), but it holds {kind}, not text. "
-            "Set LANCEDB_TEXT_COLUMN to the column that holds the passages."
-        )
-    sources = tuple(name for name in layout.SOURCE_COLUMNS if name in names)
-    stamped = layout.decode_metadata(schema.metadata)
-    documents = sources
-    if not stamped.get("layout_version") and any(name != layout.PATH for name in sources):
-        documents = (*(name for name in layout.ANYTHINGLLM_DOCUMENT_COLUMNS if name in names), *sources)
-    return Layout(
-        columns=names,
-        text=text_column,
-        id=layout.ID if layout.ID in names else None,
-        title=layout.TITLE if layout.TITLE in names else None,
-        heading=layout.HEADING if layout.HEADING in names else None,
-        sources=sources,
-        documents=documents,
-        vectors=_vector_widths(schema),
-        stamped=stamped,
-        passage=_present(layout.PASSAGE, names),
-        passages=_present(layout.PASSAGES, names),
-        line_start=_present(layout.LINE_START, names),
-        line_end=_present(layout.LINE_END, names),
-        anchor=_present(layout.ANCHOR, names),
-    )
-
-
-def _present(column: str, names: tuple[str, ...]) -> str | None:
-    return column if column in names else None
+    pool = ThreadPoolExecutor(1, thread_name_prefix="lancelot-open")
+    future = pool.submit(work)
+    pool.shutdown(wait=False)  # the thread ends with `work`
+    return future.result
 
 
 class Store:
@@ -253,8 +157,9 @@ class Store:
 
     def prepare(self, name: str) -> None:
         """Open table `name` in the background: Lance's import, the listing and the table's manifest, so that the
-        first search finds it open. Calls that come first wait for it; a failure is left for them to meet again
-        and report. Call it once the server answers requests (an import competing with the SDK's slows both)."""
+        first search finds it open (on a bucket, its full-text indexes loading: `LanceTable.loaded_ahead`). Calls
+        that come first wait for it; a failure is left for them to meet again and report. Call it once the server
+        answers requests (an import competing with the SDK's slows both)."""
         if self.location is None or self._preparing is not None:
             return
         self._preparing = threading.Thread(target=self._prepare, args=(name,), name="lancelot-prepare", daemon=True)
@@ -273,10 +178,13 @@ class Store:
             preparing.join()
 
     def settle(self, seconds: float) -> None:
-        """Give `prepare` up to `seconds` to end: the server is stopping, and a process that exits while the
-        thread is inside Lance's import or a read can abort (SIGABRT) instead of exiting 0."""
+        """Give `prepare`, and the indexes loading in the background, up to `seconds` to end: the server is stopping,
+        and a process that exits while a thread is inside Lance's import or a read can abort (SIGABRT), not exit 0."""
+        until = time.monotonic() + seconds
         if self._preparing is not None:
             self._preparing.join(seconds)
+        for handle in self.opened().values():  # and the full-text indexes it loads in the background
+            handle.loaded_ahead(max(0.0, until - time.monotonic()))
 
     def table_names(self) -> list[str]:
         self._ready()
@@ -323,27 +231,25 @@ class Store:
             except Exception:
                 with self._lock:
                     self._tables.pop(name, None)
-        if name not in self.table_names():
-            raise TableNotFound(self._missing_table(name))
         location = self._located()
-        from lancelot_server.storage import lance_table
-
-        with self._lock:
-            if self._session is None:
-                self._session = lance_table.session(self.cache_bytes, remote=not location.local)
-                self._budget = None if location.local else lance_table.columns_budget(self.cache_bytes)
-        # A folder is read through the operating system's page cache: nothing is loaded ahead there.
-        preload = 0 if location.local else self.cache_bytes
+        opening: Callable[[], Any] = partial(self._open, name, location)
+        if location.local:
+            if name not in self.table_names():
+                raise TableNotFound(self._missing_table(name))
+        else:
+            # On a bucket the table's manifest is read while the tables are listed: a round trip fewer before the
+            # first search. A table the listing does not hold is refused all the same; its opening is dropped.
+            opening = _started(opening)
+            try:
+                names = self.table_names()
+            except LancelotError:
+                self._dropped(opening)
+                raise
+            if name not in names:
+                raise TableNotFound(self._missing_table(name))
         try:
             with self.reading():
-                handle = lance_table.LanceTable.open(
-                    location.table_uri(name),
-                    dict(location.options),
-                    _consistency(location),
-                    self._session,
-                    preload,
-                    self._budget,
-                )
+                handle = opening()
         except (FileNotFoundError, ValueError) as exc:
             # Listed but unreadable: a damaged folder, or one dropped since the listing.
             if name not in self.table_names():
@@ -352,6 +258,35 @@ class Store:
         with self._lock:
             self._tables[name] = handle
         return handle.pinned() if pinned else handle
+
+    def _open(self, name: str, location: Location) -> Any:
+        from lancelot_server.storage import lance_table
+
+        with self._lock:
+            if self._session is None:
+                self._session = lance_table.session(self.cache_bytes, remote=not location.local)
+                self._budget = None if location.local else lance_table.columns_budget(self.cache_bytes)
+        # A folder is read through the operating system's page cache: nothing is loaded ahead there.
+        preload = 0 if location.local else self.cache_bytes
+        return lance_table.LanceTable.open(
+            location.table_uri(name),
+            dict(location.options),
+            _consistency(location),
+            self._session,
+            preload,
+            self._budget,
+        )
+
+    def _dropped(self, opening: Callable[[], Any]) -> None:
+        """An opening begun beside a listing that failed, once ended: Lance's caches are let go while no table is
+        open, so that a bucket that cannot be read keeps nothing (`cache`)."""
+        try:
+            opening()
+        except Exception as exc:  # the listing's refusal is the one reported
+            log.debug("opening dropped", reason=str(exc)[:200])
+        with self._lock:
+            if not self._tables:
+                self._session = self._budget = None
 
     def opened(self) -> dict[str, Any]:
         """The tables opened so far, by name, without opening or listing anything."""
