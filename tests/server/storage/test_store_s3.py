@@ -4,6 +4,7 @@ way of failing to reach it is one line naming the URI; a rebuild is seen after L
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -233,4 +234,24 @@ def test_an_unreachable_endpoint_is_waited_for_once_per_refresh_interval(s3_serv
     uri = f"s3://{s3_server.bucket()}/teams/docs"
     tools = s3_tools(uri, endpoint=closed_url.removesuffix("/v1"), LANCELOT_REFRESH_SECONDS="3600")
     messages = {failing(tools)[0] for _ in range(3)}
-    assert len(messages) == 1 and counted["list_tables"] == 1
+    # The opening begun beside the first listing is the only one: the calls that meet the kept failure start none.
+    assert len(messages) == 1 and counted == {"open": 1, "list_tables": 1}
+
+
+def test_a_refused_listing_is_said_without_waiting_for_the_opening_begun_beside_it(s3_server, s3_tools, monkeypatch):
+    from lancelot_server.storage import lance_table
+
+    real_open, said, resumed, waited = lance_table.LanceTable.open, threading.Event(), threading.Event(), []
+
+    def opening_held_until_said(*args, **kwargs):
+        waited.append(said.wait(60))  # never set if the refusal waited for this opening
+        resumed.set()
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(lance_table.LanceTable, "open", staticmethod(opening_held_until_said))
+    tools = s3_tools("s3://lancelot-no-such-bucket/teams/docs")
+    with pytest.raises(StorageError, match="does not exist"):
+        tools.search("hiss", mode="text")
+    said.set()
+    assert resumed.wait(60) and waited == [True]
+    assert tools.status()["database"]["error"].startswith("The bucket lancelot-no-such-bucket")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import partial
@@ -63,14 +64,14 @@ def _nothing_stored(location: Location) -> DatabaseNotFound:
     )
 
 
-def _started(work: Callable[[], T]) -> Callable[[], T]:
-    """`work`, started now in a thread of its own; what is returned waits for its result (or raises its error)."""
+def _started(work: Callable[[], T]) -> Future[T]:
+    """`work`, started now in a thread of its own."""
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(1, thread_name_prefix="lancelot-open")
     future = pool.submit(work)
     pool.shutdown(wait=False)  # the thread ends with `work`
-    return future.result
+    return future
 
 
 class Store:
@@ -232,21 +233,24 @@ class Store:
                 with self._lock:
                     self._tables.pop(name, None)
         location = self._located()
-        opening: Callable[[], Any] = partial(self._open, name, location)
-        if location.local:
+        if location.local or self._listed_now(location):  # on a bucket, the names or the failure kept: no request
             if name not in self.table_names():
                 raise TableNotFound(self._missing_table(name))
+            opening = self._open(name, location)
         else:
             # On a bucket the table's manifest is read while the tables are listed: a round trip fewer before the
-            # first search. A table the listing does not hold is refused all the same; its opening is dropped.
-            opening = _started(opening)
+            # first search. A table the listing does not hold, or a listing that fails, is refused at once; the
+            # opening is dropped, never waited for (a bucket that does not answer would hold the refusal).
+            started = _started(self._open(name, location))
             try:
                 names = self.table_names()
             except LancelotError:
-                self._dropped(opening)
+                self._dropped(started)
                 raise
             if name not in names:
+                self._dropped(started)
                 raise TableNotFound(self._missing_table(name))
+            opening = started.result
         try:
             with self.reading():
                 handle = opening()
@@ -259,34 +263,40 @@ class Store:
             self._tables[name] = handle
         return handle.pinned() if pinned else handle
 
-    def _open(self, name: str, location: Location) -> Any:
+    def _open(self, name: str, location: Location) -> Callable[[], Any]:
+        """The opening of table `name`, to call now or in a thread: the caches it reads through are made here."""
         from lancelot_server.storage import lance_table
 
         with self._lock:
             if self._session is None:
                 self._session = lance_table.session(self.cache_bytes, remote=not location.local)
                 self._budget = None if location.local else lance_table.columns_budget(self.cache_bytes)
+            session, budget = self._session, self._budget
         # A folder is read through the operating system's page cache: nothing is loaded ahead there.
         preload = 0 if location.local else self.cache_bytes
-        return lance_table.LanceTable.open(
+        return partial(
+            lance_table.LanceTable.open,
             location.table_uri(name),
             dict(location.options),
             _consistency(location),
-            self._session,
+            session,
             preload,
-            self._budget,
+            budget,
         )
 
-    def _dropped(self, opening: Callable[[], Any]) -> None:
-        """An opening begun beside a listing that failed, once ended: Lance's caches are let go while no table is
-        open, so that a bucket that cannot be read keeps nothing (`cache`)."""
-        try:
-            opening()
-        except Exception as exc:  # the listing's refusal is the one reported
-            log.debug("opening dropped", reason=str(exc)[:200])
+    def _listed_now(self, location: Location) -> bool:
+        """Whether the tables' listing (or its failure) kept on object storage is still fresh."""
+        with self._lock:
+            listed = self._listed
+        return listed is not None and time.monotonic() - listed[0] < location.refresh_seconds
+
+    def _dropped(self, opening: Future[Any]) -> None:
+        """An opening begun beside a listing that refused it: Lance's caches are let go now while no table is open,
+        so that a bucket that cannot be read keeps nothing (`cache`); the opening holds its own until it ends."""
         with self._lock:
             if not self._tables:
                 self._session = self._budget = None
+        opening.add_done_callback(lambda ended: log.debug("opening dropped", reason=str(ended.exception())[:200]))
 
     def opened(self) -> dict[str, Any]:
         """The tables opened so far, by name, without opening or listing anything."""
