@@ -18,7 +18,7 @@ import pytest
 import ray
 from ray import cloudpickle
 from tests.e2e.stdio_server import searches_during_rebuilds
-from tests.indexer.conftest import kill_at_first_write, make_docs, write_big_text
+from tests.indexer.conftest import PAUSED_BEFORE_COMMIT, kill_at_first_write, make_docs, write_big_text
 from tests.server import corpus
 from tests.support.documents import Line, make_pdf
 from tests.support.s3_server import REGION
@@ -225,14 +225,15 @@ def test_a_driver_killed_while_writing_leaves_the_table_serving_and_the_next_run
     before = table(db)
     write_big_text(docs / "big.txt", 12 * 1024 * 1024)  # a large change: a long write to kill
     (docs / "pages" / "page01.md").unlink()
-    # A driver of its own, joining this module's Ray as it would a cluster's: the cluster outlives it.
-    address = ray.get_runtime_context().gcs_address
-    command = [BIN / "lancelot-index", "--quiet", docs, db, "--ray", address]
-    status = kill_at_first_write(command, db / "documents.lance")
+    # A driver of its own, joining this module's Ray as it would a cluster's: the cluster outlives it. It waits
+    # at its commit to be killed, so that a loaded machine can never let the commit slip in before the kill.
+    arguments = [docs, db, "--ray", ray.get_runtime_context().gcs_address]
+    paused = [sys.executable, "-c", PAUSED_BEFORE_COMMIT, tmp_path / "written", "--quiet", *arguments]
+    status = kill_at_first_write(paused, db / "documents.lance")
     assert status == -signal.SIGKILL, "the indexer finished before it could be killed"
     assert table(db) == before
-    # The next run, through the command as well: big.txt read again (the unusable files too, skipped again).
-    done = subprocess.run([command[0], *command[2:]], capture_output=True, text=True, timeout=300)  # not --quiet
+    # The next run, through the command: big.txt read again (the unusable files too, skipped again).
+    done = subprocess.run([BIN / "lancelot-index", *arguments], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Since the last build: 1 document read (new or changed)" in done.stdout
     assert "its Ray task died" not in done.stdout
