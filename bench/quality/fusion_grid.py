@@ -40,36 +40,44 @@ Fuse = Callable[[list[Page], list[Page], bool], list[str]]  # text, vector, whet
 
 
 def lists(db_folder: Path, names: list[str], work: Path, env: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """For each set, each query's relevant pages, the pages of the server's own hybrid reply, and the text and
-    vector lists that reply fused, caught on their way into `fused_ranking` (the last, deepest pair), with the
-    settings in `env` (the model's: an endpoint, or a local model's folder)."""
-    from unittest import mock
-
-    from lancelot_server.search import fusion, modes
-
+    """`fused_lists` of each set, over its corpus's database in `db_folder`, with the settings in `env` (the
+    model's: an endpoint, or a local model's folder)."""
     found: dict[str, list[dict[str, Any]]] = {}
     for name, spec in sets.load(names, work, sets.SIZE, sets.SEED).items():
         tools = common.in_process_tools({**env, "LANCEDB_PATH": str(db_folder / spec["package"])})
         queries = json.loads(Path(spec["file"]).read_text(encoding="utf-8"))["queries"]
-        found[name] = []
-        # The lists are caught, not fetched here: hybrid search's own loop decides how deep they go.
-        with mock.patch.object(modes, "fused_ranking", wraps=fusion.fused_ranking) as fusing:
-            for item in queries:
-                reply = tools.search(item["query"], mode="hybrid", limit=K)
-                if reply["searchType"] != "hybrid":
-                    raise SystemExit(f"{name}: {item['query']!r} fell back to {reply['searchType']} search")
-                (matched, nearest, *_), options = fusing.call_args
-                found[name].append(
-                    {
-                        "relevant": item["relevant"],
-                        "server": [hit["source"] for hit in reply["hits"]],
-                        "text": [(hit["source"], hit["score"]) for hit in matched],
-                        "vector": [(hit["source"], hit["score"]) for hit in nearest],
-                        "complete": options["every_match"],
-                    }
-                )
-        tools.close()
+        try:
+            found[name] = fused_lists(tools, queries)
+        finally:
+            tools.close()
     return found
+
+
+def fused_lists(tools: Any, queries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each query's relevant pages, the pages of the server's own hybrid reply, and the text and vector lists
+    that reply fused, caught on their way into `fused_ranking` (the last, deepest pair)."""
+    from unittest import mock
+
+    from lancelot_server.search import fusion, modes
+
+    rows = []
+    # The lists are caught, not fetched here: hybrid search's own loop decides how deep they go.
+    with mock.patch.object(modes, "fused_ranking", wraps=fusion.fused_ranking) as fusing:
+        for item in queries:
+            reply = tools.search(item["query"], mode="hybrid", limit=K)
+            if reply["searchType"] != "hybrid":
+                raise SystemExit(f"{item['query']!r} fell back to {reply['searchType']} search: {reply.get('note')}")
+            (matched, nearest, *_), options = fusing.call_args
+            rows.append(
+                {
+                    "relevant": item["relevant"],
+                    "server": [hit["source"] for hit in reply["hits"]],
+                    "text": [(hit["source"], hit["score"]) for hit in matched],
+                    "vector": [(hit["source"], hit["score"]) for hit in nearest],
+                    "complete": options["every_match"],
+                }
+            )
+    return rows
 
 
 def best_per_page(hits: list[Page]) -> list[Page]:

@@ -48,3 +48,27 @@ def test_the_weights_and_sets_are_lists():
     assert (args.db_folder, args.sets, args.against) == (Path("db"), ["debref-ja", "debref-zh"], 0.65)
     assert args.weights == [0.6, 0.7]
     assert fusion_grid.parse([]).weights == pytest.approx(list(fusion_grid.WEIGHTS))
+
+
+@pytest.mark.xdist_group("local_db")
+def test_at_the_servers_weight_the_grid_gives_the_servers_reply(tmp_path, local_model):
+    from tests.server import corpus
+    from tests.server.local_corpus import DOCS, QUERIES
+
+    from bench import common
+    from lancelot_server.search.fusion import TEXT_WEIGHT
+
+    db = tmp_path / "db"
+    corpus.index(corpus.write_docs(tmp_path / "docs", DOCS), db, "--embed", f"local:{local_model}")
+    tools = common.in_process_tools({**fusion_grid.model_env(local_model), "LANCEDB_PATH": str(db)})
+    # Each question with a word of its answer's text, so that both lists hold something.
+    queries = [{"query": f"{query} {DOCS[answer].split()[1]}", "relevant": [answer]} for query, answer in QUERIES]
+    try:
+        rows = fusion_grid.fused_lists(tools, queries)
+    finally:
+        tools.close()
+    assert all(row["text"] and row["vector"] for row in rows)
+    assert [row["server"][0] for row in rows] == [answer for _, answer in QUERIES]
+    server = fusion_grid.per_query(rows, None)
+    assert fusion_grid.per_query(rows, fusion_grid.by_score(TEXT_WEIGHT)) == server
+    assert fusion_grid.metrics(server) == "1.000 / 1.000"
