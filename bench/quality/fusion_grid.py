@@ -166,8 +166,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from lancelot_schema import logs
     from lancelot_server.search.fusion import TEXT_WEIGHT
 
+    logs.configure("WARNING")  # the server's line per search would bury the tables
     args = parse(argv)
     db_folder = args.db_folder or baseline.newest_databases(args.work)
     against = TEXT_WEIGHT if args.against is None else args.against
