@@ -35,8 +35,6 @@ from bench.quality import baseline, model, sets
 
 HERE = Path(__file__).resolve().parent
 MODES = ("text", "vector", "hybrid")
-# The endpoint URL with --local-only: an address nothing listens on, so that a side that asked it would fail.
-LOCAL_ONLY = "http://127.0.0.1:9/v1"
 METRICS = ("hit@10", "mrr@10", "ndcg@10", "recall@10")
 
 
@@ -178,7 +176,7 @@ def main() -> None:
         if args.local_only and not (args.local or args.local_model):
             raise SystemExit("--local-only needs --local or --local-model FOLDER")
         if args.local_only and set(modes) - {"text"}:
-            url = LOCAL_ONLY  # the sides embed with their own model: nothing serves this
+            url = model.NOWHERE  # the sides embed with their own model: nothing serves this
         elif args.check_only or set(modes) - {"text"}:
             python = model.ensure_venv(work / "venv")
             url = stack.enter_context(model.endpoint(python, work / "embeddings.sqlite"))

