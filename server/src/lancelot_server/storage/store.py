@@ -74,6 +74,12 @@ def _started(work: Callable[[], T]) -> Future[T]:
     return future
 
 
+def _failure_logged(opening: Future[Any]) -> None:
+    """A dropped opening's own failure, for the log only: the listing's refusal is the one reported."""
+    if opening.exception() is not None:
+        log.debug("opening dropped", reason=str(opening.exception())[:200])
+
+
 class Store:
     """One database, a folder or a URI on object storage, connected on first use; table handles are opened
     once and reused (on Lambda, across warm invocations: the store lives in the container).
@@ -192,9 +198,8 @@ class Store:
         location = self._located()
         if location.local:
             return self._listing()
-        with self._lock:
-            listed = self._listed
-        if listed is None or time.monotonic() - listed[0] >= location.refresh_seconds:
+        listed = self._kept(location)
+        if listed is None:
             found: list[str] | LancelotError
             try:
                 found = self._listing() or _nothing_stored(location)
@@ -233,7 +238,7 @@ class Store:
                 with self._lock:
                     self._tables.pop(name, None)
         location = self._located()
-        if location.local or self._listed_now(location):  # on a bucket, the names or the failure kept: no request
+        if location.local or self._kept(location) is not None:  # on a bucket, the names or the failure kept: no request
             if name not in self.table_names():
                 raise TableNotFound(self._missing_table(name))
             opening = self._open(name, location)
@@ -284,11 +289,11 @@ class Store:
             budget,
         )
 
-    def _listed_now(self, location: Location) -> bool:
-        """Whether the tables' listing (or its failure) kept on object storage is still fresh."""
+    def _kept(self, location: Location) -> tuple[float, list[str] | LancelotError] | None:
+        """The tables' listing (or its failure) kept on object storage, while it is fresh; else None."""
         with self._lock:
             listed = self._listed
-        return listed is not None and time.monotonic() - listed[0] < location.refresh_seconds
+        return listed if listed is not None and time.monotonic() - listed[0] < location.refresh_seconds else None
 
     def _dropped(self, opening: Future[Any]) -> None:
         """An opening begun beside a listing that refused it: Lance's caches are let go now while no table is open,
@@ -296,7 +301,7 @@ class Store:
         with self._lock:
             if not self._tables:
                 self._session = self._budget = None
-        opening.add_done_callback(lambda ended: log.debug("opening dropped", reason=str(ended.exception())[:200]))
+        opening.add_done_callback(_failure_logged)
 
     def opened(self) -> dict[str, Any]:
         """The tables opened so far, by name, without opening or listing anything."""
