@@ -196,11 +196,16 @@ def test_the_indexes_and_the_columns_loaded_at_once_stay_within_the_bound(s3_ser
     assert cache["boundBytes"] == 16 * 1024 * 1024 and cache["usedBytes"] <= cache["boundBytes"]
 
 
-def test_a_stopping_server_waits_for_the_indexes_loading(s3_db, s3_tools):
+def test_a_stopping_server_waits_for_the_indexes_loading(s3_server, s3_db, s3_tools):
     tools = s3_tools(s3_db)
-    table = tools.store.table("documents")  # opened: its indexes loading in the background
-    tools.store.settle(30)
-    assert table.loaded_ahead(0)
+    s3_server.slow_down(100)  # the indexes take a second or more to load: still loading when settle is called
+    try:
+        table = tools.store.table("documents")  # opened: its indexes loading in the background
+        assert not table.loaded_ahead(0)
+        tools.store.settle(30)
+        assert table.loaded_ahead(0)
+    finally:
+        s3_server.slow_down(0)
 
 
 def test_a_bucket_that_fails_while_the_indexes_load_is_one_line(lancelot_db, aws_env):
