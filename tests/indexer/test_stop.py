@@ -118,3 +118,30 @@ def test_a_stop_the_moment_the_workers_start_still_ends_them_all(tmp_path):
         assert done.returncode == 143, done.stderr
         assert "Traceback" not in done.stderr and "Fatal" not in done.stderr
         assert all_ended(workers)
+
+
+def test_a_stop_whose_exception_a_finalizer_swallowed_is_raised_at_the_next_step(monkeypatch):
+    # A signal's handler can run inside a finalizer, where Python ignores what it raises: the stop must not be
+    # lost (a run went on to commit and exit 0), nor print a traceback.
+    from lancelot_indexer import cli
+
+    monkeypatch.setattr(cli, "_asked", [])
+    printed: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", cli._NotingStops(printed.append))
+
+    class Finalised:
+        def __del__(self) -> None:
+            cli._stop(signal.SIGTERM, None)  # as the handler runs when SIGTERM comes during __del__
+
+    Finalised()  # dropped at once: its Stopped is swallowed
+    assert printed == []
+    with pytest.raises(cli.Stopped) as stopped:
+        cli._stop_if_asked()
+    assert stopped.value.signum == signal.SIGTERM
+
+    class Broken:
+        def __del__(self) -> None:
+            raise ValueError("not a stop")
+
+    Broken()
+    assert [type(unraisable.exc_value) for unraisable in printed] == [ValueError]  # the rest as before

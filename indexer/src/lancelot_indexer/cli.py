@@ -11,6 +11,7 @@ import dataclasses
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -29,6 +30,8 @@ from lancelot_indexer.wording import count
 from lancelot_schema import about, folders, languages, layout, links, settings, storage, stored
 
 if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
+
     from lancelot_indexer.embedding.local import LocalModel
     from lancelot_indexer.embedding.vectors import VectorExtension
 
@@ -53,8 +56,33 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+# Stops asked for. A handler may run inside a finalizer (`__del__`), where Python ignores what it raises: a
+# SIGTERM as the readers started once let a run commit and exit 0. A lost stop is raised at the next write.
+_asked: list[int] = []
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
+    _asked.append(signum)
     raise Stopped(signum)
+
+
+class _NotingStops:
+    """`sys.unraisablehook` noting a stop a finalizer swallowed (Ctrl-C's too), without a traceback; else `hook`."""
+
+    def __init__(self, hook: Callable[[UnraisableHookArgs], object]) -> None:
+        self.hook = hook
+
+    def __call__(self, unraisable: UnraisableHookArgs) -> object:
+        if not issubclass(unraisable.exc_type, KeyboardInterrupt):
+            return self.hook(unraisable)
+        _asked.append(getattr(unraisable.exc_value, "signum", signal.SIGINT))
+        return None
+
+
+def _stop_if_asked() -> None:
+    """Raise the stop that a finalizer swallowed, if one did."""
+    if _asked:
+        raise Stopped(_asked[0])
 
 
 def _stopped_before_writing(target: tuple[storage.Location, str] | None) -> str:
@@ -251,12 +279,16 @@ def main(
     log.configure(log_level or _log_level(quiet, watch), now=embed is not None)
     # CI stops a job with SIGTERM: the same orderly stop as Ctrl-C (workers ended, a word on the table).
     signal.signal(signal.SIGTERM, _stop)
+    _asked.clear()  # this run's (a process may call main again)
+    if not isinstance(sys.unraisablehook, _NotingStops):
+        sys.unraisablehook = _NotingStops(sys.unraisablehook)
     writing = False
     target: tuple[storage.Location, str] | None = None  # the database and table, once known
     extension: VectorExtension | None = None  # the latest build's
 
     def started_writing() -> None:
         nonlocal writing
+        _stop_if_asked()
         writing = True
 
     try:
@@ -342,6 +374,7 @@ def main(
                 extension=vectors(on_progress),
                 on_write=started_writing,
             )
+        _stop_if_asked()
     except (IndexerError, stored.StoredSettingsError) as exc:
         # A name in the message (DOCS, DB) is shown printable: it cannot add a line after "Error:".
         raise click.ClickException(printable(str(exc))) from exc
