@@ -23,6 +23,7 @@ import lancedb
 import pytest
 
 from lancelot_indexer import watch
+from lancelot_indexer.cli import STOPPED_WRITING
 from lancelot_indexer.errors import DocsError
 from lancelot_indexer.pipeline import Options, Report, build
 
@@ -491,7 +492,10 @@ def test_lancelot_index_watch_quiet_prints_nothing_but_errors(tmp_path):
         out, err = process.communicate(timeout=WAIT)
     finally:
         process.kill()
-    assert (process.returncode, out, err) == (0, "", "")
+    # The saved copy is written just after the commit, so the stop may still find the rebuild finishing: then it
+    # says what became of the table, as a stop during a rebuild does. Nothing else is printed either way.
+    assert out == ""
+    assert (process.returncode, err) in [(0, ""), (130, STOPPED_WRITING + "\n")]
     assert table(db) == {"page.md": "A page."}
 
 
