@@ -204,3 +204,30 @@ def test_a_worker_left_idle_meanwhile_gets_the_full_limit_for_its_next_item():
     with Workers(operator.call, 2, limit=1.0) as workers:
         results = list(workers.map(items))
     assert results == [*[2**n for n in range(8)], None, None, Lost(TIMEOUT), *[None] * 5]
+
+
+# A fresh interpreter that loaded Lance: its readers come from a forkserver, which then forks one more process
+# running a check of the SIGINT handler it starts with, before any code of ours could set it.
+FORKSERVER_CHILD = """
+import multiprocessing, operator
+from functools import partial
+import lance
+from lancelot_indexer.documents.workers import Workers, start_method
+with Workers(operator.call, 1, limit=60.0) as workers:
+    assert list(workers.map([partial(int, "1")])) == [1]
+context = multiprocessing.get_context("forkserver")
+check = "import signal, sys\\nsys.exit(0 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else 3)\\n"
+process = context.Process(target=partial(exec, check, {}))
+process.start()
+process.join()
+print(start_method(), process.exitcode)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the forkserver's preloads are Linux's here")
+def test_the_readers_forkserver_starts_every_process_with_ctrl_c_ignored():
+    # Else a Ctrl-C sent to the group as a worker starts reaches multiprocessing's bootstrap before the worker
+    # ignores it, and prints a traceback under the one-line stop (seen in `--watch`, where threads run).
+    done = subprocess.run([sys.executable, "-c", FORKSERVER_CHILD], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["forkserver", "0"]

@@ -37,6 +37,7 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 _AHEAD = 8  # files sent to a worker ahead, so that it never waits for the parent
+_CTRL_C_IGNORED = "lancelot_indexer.documents.ctrl_c_ignored"  # a forkserver's first preload (its docstring says why)
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,7 @@ class Workers(Generic[Item, Result]):
         context = multiprocessing.get_context(method)
         if method == "forkserver":
             # Only before the server starts (once per process); later calls change nothing.
-            context.set_forkserver_preload(self._preload)
+            context.set_forkserver_preload([_CTRL_C_IGNORED, *self._preload])
         ours, theirs = context.Pipe()
         grown = context.RawValue("q", 0) if self._memory is not None else None
         # Only a forked worker is our child, whose peak the kernel tells us when we reap it.
