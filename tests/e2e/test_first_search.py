@@ -8,6 +8,8 @@ import pytest
 from tests.e2e.stdio_server import call, serve
 from tests.support.s3_server import S3Server, requests
 
+pytestmark = pytest.mark.waits  # tests/support/ordering.py
+
 
 @pytest.mark.slow
 def test_the_first_search_waits_for_the_opening_table_and_is_answered(lancelot_db, tmp_path):

@@ -13,6 +13,8 @@ from tests.architecture.test_read_only import every_tool, ran_everything
 from tests.e2e.stdio_server import call, serve, serve_logged
 from tests.support.s3_server import Keys, read_only_policy
 
+pytestmark = pytest.mark.waits  # tests/support/ordering.py
+
 SECRET = "wJalrXUtnFEMI-not-a-real-secret"
 
 

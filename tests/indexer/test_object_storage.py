@@ -37,6 +37,8 @@ from lancelot_indexer.writing.database import lease, lock
 from lancelot_schema import layout, storage
 from lancelot_schema.settings import Storage
 
+pytestmark = pytest.mark.waits  # tests/support/ordering.py
+
 BIN = Path(sys.executable).parent
 SECRET = "wJalrXUtnFEMI-not-a-real-secret"
 

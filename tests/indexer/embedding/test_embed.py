@@ -15,6 +15,8 @@ from lancelot_indexer.errors import (
     EmbeddingWidthError,
 )
 
+pytestmark = pytest.mark.waits  # tests/support/ordering.py
+
 FAST = Retry(base_delay=0.01, max_delay=0.05)
 
 

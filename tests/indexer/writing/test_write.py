@@ -17,6 +17,8 @@ from lancelot_indexer.pipeline import Options, build
 from lancelot_indexer.writing.database import lock
 from lancelot_schema import layout
 
+pytestmark = pytest.mark.waits  # tests/support/ordering.py
+
 BIN = Path(sys.executable).parent
 
 

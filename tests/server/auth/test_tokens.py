@@ -11,6 +11,8 @@ from lancelot_server.auth import tokens
 from lancelot_server.auth.tokens import StaticTokens, TokenFileError, parse
 from lancelot_server.auth.verifier import Rejected
 
+pytestmark = pytest.mark.waits  # tests/support/ordering.py
+
 GOOD = "a-long-enough-token-0001"
 OTHER = "another-long-token-0002"
 

@@ -21,6 +21,8 @@ from lancelot_indexer.pipeline import build
 from lancelot_indexer.writing.database import lease, leftovers, lock
 from lancelot_schema import storage
 
+pytestmark = pytest.mark.waits  # tests/support/ordering.py
+
 
 @dataclass(frozen=True)
 class Db:
