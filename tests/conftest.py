@@ -8,7 +8,7 @@ import pytest
 from tests.support.indexing import run_index
 from tests.support.logging_kept import logging_kept
 from tests.support.once import built_once
-from tests.support.ordering import waiting_first
+from tests.support.ordering import groups, handout_order
 
 pytest_plugins = ["tests.support.fixtures"]
 
@@ -23,18 +23,16 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep the xdist_group marks working under pytest 9.2. pytest-xdist 3.8 tells the scheduler a test's group
     by a suffix on its id, written where pytest 9.2 no longer reads it (pytest-xdist issue 1386): every test then
-    went to any worker. Write the suffix where pytest reads it, unless pytest-xdist already did. And hand out the
-    tests that mostly wait first (`waiting_first`)."""
-    waiting_first(items)
+    went to any worker. Write the suffix where pytest reads it, unless pytest-xdist already did. And put the tests
+    in the order they are to be handed out (`handout_order`)."""
+    handout_order(items)
     if not getattr(config.option, "loadgroup", False):  # set on a worker of `--dist loadgroup`
         return
     from _pytest.nodeid import NodeId
 
     for item in items:
-        marks = item.iter_markers("xdist_group")
-        groups = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks})
-        if groups and "@" not in item.nodeid.rsplit("]", 1)[-1]:
-            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+        if (name := groups(item)) and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            item._id = NodeId.parse(f"{item.nodeid}@{name}")
 
 
 EXAMPLE_DOCS = Path(__file__).resolve().parent.parent / "examples" / "docs"

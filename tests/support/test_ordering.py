@@ -1,4 +1,5 @@
-"""The suite hands out the modules marked `waits` first, whole, and the rest in the order collected."""
+"""The suite hands out the modules marked `waits` first, whole, then the xdist groups, the largest first, then
+the rest in the order collected."""
 
 import subprocess
 import sys
@@ -7,7 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def collected(*modules: str) -> list[str]:
+def modules_in_order(*modules: str) -> list[str]:
+    """The modules of the tests `pytest --collect-only` lists, each run of one module's tests named once."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", *modules],
         capture_output=True,
@@ -16,13 +18,13 @@ def collected(*modules: str) -> list[str]:
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return [line.split("::")[0] for line in done.stdout.splitlines() if "::" in line]
+    found = [line.split("::")[0] for line in done.stdout.splitlines() if "::" in line]
+    return [module for number, module in enumerate(found) if number == 0 or found[number - 1] != module]
 
 
-def test_a_module_marked_waits_comes_first_whole_and_the_others_keep_their_order():
-    # Collected in this order, alphabetically; only test_tokens is marked.
-    oauth, tokens = "tests/server/auth/test_oauth.py", "tests/server/auth/test_tokens.py"
-    arguments = "tests/server/test_arguments.py"
-    modules = collected(oauth, tokens, arguments)
-    order = [module for number, module in enumerate(modules) if number == 0 or modules[number - 1] != module]
-    assert order == [tokens, oauth, arguments]
+def test_waiting_modules_come_first_then_the_largest_group_then_the_rest():
+    # Collected in the order named; test_tokens is marked `waits`, test_read's tests share a group of 52 and
+    # test_serve_shutdown's one of 3 (in this selection), test_arguments has no group.
+    tokens, shutdown = "tests/server/auth/test_tokens.py", "tests/server/http/test_serve_shutdown.py"
+    read, arguments = "tests/server/reading/test_read.py", "tests/server/test_arguments.py"
+    assert modules_in_order(arguments, shutdown, read, tokens) == [tokens, read, shutdown, arguments]
