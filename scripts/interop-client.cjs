@@ -34,7 +34,7 @@ async function main() {
       return { error: String(error && error.message ? error.message : error) };
     }
   };
-  const session = { era: client.getProtocolEra ? client.getProtocolEra() : null };
+  const session = { era: client.getProtocolEra() };
   session.tools = await answer(() => client.listTools(undefined, timeout));
   session.calls = [];
   for (const [name, args] of JSON.parse(calls)) {
