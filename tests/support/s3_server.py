@@ -33,11 +33,17 @@ REGION = "us-east-1"
 # and is written to `log` when given, with its conditions (the commit protocol's create-only PUT carries
 # `If-None-Match: *`) and its byte range. A conditional PUT is served whole under one lock: moto checks the
 # condition, then writes, and two threads could both pass the check (two indexers both took one bucket's lock
-# under load); S3 does both as one step.
+# under load); S3 does both as one step. moto lists its own package folder (a stat of each of its ~180
+# services) on every request to find the service a host names; the list never changes while it serves, so it
+# is read once (docs/decisions.md, "The suite's CPU, fifth pass").
 _SERVE = """
 import sys, threading, time
 from werkzeug.serving import make_server
+from moto import backends
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+
+services = tuple(backends.list_of_moto_modules())
+backends.list_of_moto_modules = lambda: services
 
 latency, log = [float(sys.argv[1])], sys.argv[2]
 conditional = threading.Lock()
