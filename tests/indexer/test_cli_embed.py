@@ -10,6 +10,7 @@ from pathlib import Path
 import lancedb
 import pytest
 from tests.support.embedding_server import EmbeddingServer
+from tests.support.indexing import run_index
 from tests.support.terminal import run_in_terminal
 
 from lancelot_schema import layout
@@ -52,7 +53,7 @@ def test_embed_stores_a_vector_per_chunk_and_says_what_it_cost(docs, tmp_path, c
 
 def test_a_rebuild_embeds_nothing_unchanged_and_only_the_edited_chunks(docs, tmp_path, clean_env, embedding_server):
     env, db = endpoint_env(clean_env, embedding_server), tmp_path / "db"
-    assert index(docs, db, env).returncode == 0
+    run_index(docs, db, "--embed", env=env)  # the table to rebuild, made in this process
     chunks = table(db).count_rows()
     embedding_server.reset()
     second = index(docs, db, env)
@@ -101,7 +102,7 @@ def test_a_final_failure_leaves_the_table_untouched_and_names_the_cause(
     docs, tmp_path, clean_env, embedding_server, setup, message
 ):
     env, db = endpoint_env(clean_env, embedding_server), tmp_path / "db"
-    assert index(docs, db, env).returncode == 0
+    run_index(docs, db, "--embed", env=env)  # the table the failing run must leave alone, made in this process
     before = table(db)
     version, rows = before.version, before.to_arrow()
     (docs / "new.md").write_text("# New\n\nA page that needs a vector.\n", encoding="utf-8")

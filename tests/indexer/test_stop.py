@@ -11,6 +11,7 @@ from pathlib import Path
 
 import lancedb
 import pytest
+from tests.support.indexing import run_index
 
 from .conftest import running, write_big_text
 
@@ -70,7 +71,7 @@ def test_a_stop_while_reading_says_the_table_is_untouched_and_leaves_no_worker(t
     db = tmp_path / "db"
     (docs.parent / "first").mkdir()
     (docs.parent / "first" / "only.md").write_text("The previous table.\n", encoding="utf-8")
-    subprocess.run([BIN / "lancelot-index", "-q", docs.parent / "first", db], check=True)
+    run_index("-q", docs.parent / "first", db)  # the previous table, made in this process
     done, workers = start_and_stop([str(BIN / "lancelot-index"), str(docs), str(db)], how)
     assert (done.returncode, done.stderr.strip()) == (
         status,

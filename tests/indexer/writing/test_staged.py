@@ -12,6 +12,7 @@ import lance
 import pyarrow as pa
 import pytest
 from tests.indexer.conftest import group_ended
+from tests.support.indexing import run_index
 from tests.support.s3_server import REGION, without_aws
 
 from lancelot_indexer.writing import staged as staging
@@ -193,8 +194,8 @@ def test_a_build_stopped_after_staging_vectors_is_resumed_embedding_only_the_res
     kept, rows = resumed(command, locate(str(db)), env, embedding_server)
     assert embedding_server.input_count == len(rows) - kept  # every text is a distinct one
     embedding_server.reset()
-    clean = tmp_path / "clean"
-    assert subprocess.run([*command[:2], clean, *command[3:]], env=env, capture_output=True).returncode == 0
+    clean = tmp_path / "clean"  # the table a build never stopped makes, in this process: the reference
+    run_index(command[1], clean, *command[3:], env=env)
     assert embedding_server.input_count == len(rows)
     assert rows == snapshot(locate(str(clean)))
 
@@ -228,7 +229,7 @@ def test_a_build_with_the_local_model_stopped_after_staging_vectors_is_resumed(t
     kept, rows = resumed(command, locate(str(db)), clean_env, None)
     assert kept % 256 == 0
     clean = tmp_path / "clean"
-    assert subprocess.run([*command[:2], clean, *command[3:]], env=clean_env, capture_output=True).returncode == 0
+    run_index(command[1], clean, *command[3:], env=clean_env)
     expected = snapshot(locate(str(clean)))
     assert [row[layout.TEXT] for row in rows] == [row[layout.TEXT] for row in expected]
     for row, same in zip(rows, expected, strict=True):
