@@ -24,27 +24,47 @@ def bearer(token):
     return {"authorization": f"Bearer {token}"}
 
 
-@pytest.fixture
-def tokens_file(tmp_path):
-    file = tmp_path / "tokens"
+def tokens_in(folder):
+    file = folder / "tokens"
     file.write_text(f"ci {TOKEN}\n")
     return file
 
 
+def guarded_by(file, folder, lancelot_db):
+    return Running(folder, environment(lancelot_db, LANCELOT_AUTH_TOKENS_FILE=str(file)))
+
+
+@pytest.fixture
+def tokens_file(tmp_path):
+    return tokens_in(tmp_path)
+
+
 @pytest.fixture
 def server(tmp_path, lancelot_db, tokens_file):
-    with Running(tmp_path, environment(lancelot_db, LANCELOT_AUTH_TOKENS_FILE=str(tokens_file))) as running:
+    with guarded_by(tokens_file, tmp_path, lancelot_db) as running:
         yield running
 
 
-def test_without_a_token_every_request_is_401_with_a_challenge_and_nothing_else_is_published(server):
+# The tests that leave the tokens file as it is share one server (on one worker): a start costs a second of CPU.
+SHARED = pytest.mark.xdist_group("http_auth_tokens")
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory, lancelot_db):
+    folder = tmp_path_factory.mktemp("tokens")
+    with guarded_by(tokens_in(folder), folder, lancelot_db) as running:
+        yield running
+
+
+@SHARED
+def test_without_a_token_every_request_is_401_with_a_challenge_and_nothing_else_is_published(guarded):
     for headers in ({}, bearer("not-the-token-0123456789"), {"authorization": "Basic Y2k6c2VjcmV0"}):
-        answer = post(server, LIST, headers)
+        answer = post(guarded, LIST, headers)
         assert answer.status_code == 401
         assert answer.headers["www-authenticate"].startswith('Bearer realm="lancelot"')
         assert answer.json()["error"]["code"] == -32600
     assert "resource_metadata" not in answer.headers["www-authenticate"]
-    well_known = f"http://127.0.0.1:{server.port}/.well-known/oauth-protected-resource/mcp"
+    well_known = f"http://127.0.0.1:{guarded.port}/.well-known/oauth-protected-resource/mcp"
     assert httpx.get(well_known, timeout=30).status_code == 404
 
 
@@ -56,13 +76,14 @@ async def four_tools(url, token):
         return names, search
 
 
-def test_the_sdk_client_with_a_token_calls_the_tools_and_the_log_names_the_caller_not_the_token(server):
-    names, search = anyio.run(four_tools, server.url, TOKEN)
+@SHARED
+def test_the_sdk_client_with_a_token_calls_the_tools_and_the_log_names_the_caller_not_the_token(guarded):
+    names, search = anyio.run(four_tools, guarded.url, TOKEN)
     assert {"lancedb_search", "lancedb_read", "lancedb_status"} <= names
     assert not search.is_error and search.structured_content["count"] > 0
-    lines = [line for line in server.log() if line.get("event") == "request"]
+    lines = [line for line in guarded.log() if line.get("event") == "request"]
     assert {line.get("caller") for line in lines if line["status"] == 200} == {"ci"}
-    assert TOKEN not in server.stderr.read_text()
+    assert TOKEN not in guarded.stderr.read_text()
 
 
 def test_rewriting_the_token_file_rotates_tokens_without_a_restart(server, tokens_file):
@@ -140,7 +161,8 @@ def test_the_explicit_opt_out_serves_a_network_address_and_warns(tmp_path, lance
         assert "auth_off" in events and events["serving"]["auth"] == "none"
 
 
-def test_tokens_also_guard_a_loopback_server_and_the_serving_line_says_so(server):
-    assert post(server, LIST).status_code == 401
-    assert next(line for line in server.log() if line.get("event") == "serving")["auth"] == "tokens"
-    assert json.loads(post(server, LIST, bearer(TOKEN)).text)["result"]["tools"]
+@SHARED
+def test_tokens_also_guard_a_loopback_server_and_the_serving_line_says_so(guarded):
+    assert post(guarded, LIST).status_code == 401
+    assert next(line for line in guarded.log() if line.get("event") == "serving")["auth"] == "tokens"
+    assert json.loads(post(guarded, LIST, bearer(TOKEN)).text)["result"]["tools"]
