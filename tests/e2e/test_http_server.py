@@ -42,7 +42,14 @@ class Running:
         command = [*prefix, BIN / "lancelot", "--http", str(self.port), *args]
         with self.stdout.open("w") as out, self.stderr.open("w") as err:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
-        deadline = time.monotonic() + 60
+        try:
+            self._listening(time.monotonic() + 60)
+        except BaseException:
+            self.process.kill()  # one that never listened must not outlive the test
+            self.process.wait(timeout=30)
+            raise
+
+    def _listening(self, deadline):
         while True:
             assert self.process.poll() is None, self.stderr.read_text()
             try:

@@ -97,20 +97,23 @@ def servers(tmp_path_factory, lancelot_db):
 
     def start(name):
         env, prefix = settings[name]
-        server = Running(tmp_path_factory.mktemp(name), environment(lancelot_db, **env), prefix=prefix)
-        if name == "deadline":
-            anyio.run(search, server.url)
-        return server
+        return Running(tmp_path_factory.mktemp(name), environment(lancelot_db, **env), prefix=prefix)
 
     with ThreadPoolExecutor(len(settings)) as pool:
-        running = dict(zip(settings, pool.map(start, settings), strict=True))
-
+        starts = {name: pool.submit(start, name) for name in settings}
+    # The servers that started are stopped even when another did not, or the warm-up search fails: left
+    # running, they would outlive the suite.
+    running = {name: begun.result() for name, begun in starts.items() if begun.exception() is None}
     try:
+        for begun in starts.values():
+            begun.result()
+        anyio.run(search, running["deadline"].url)
         yield running
     finally:
         for server in running.values():
             server.process.terminate()
-        assert [server.process.wait(timeout=30) for server in running.values()] == [0, 0, 0]
+        stopped = [server.process.wait(timeout=30) for server in running.values()]
+    assert stopped == [0, 0, 0]
 
 
 async def open_slow(group, port, count):
