@@ -45,7 +45,8 @@ def server(tmp_path, lancelot_db, tokens_file):
         yield running
 
 
-# The tests that leave the tokens file as it is share one server (on one worker): a start costs a second of CPU.
+# The tests that leave the tokens file as it is share one server, on one worker: a server's start is most of
+# such a test's CPU (docs/decisions.md, "The suite's CPU, sixth pass").
 SHARED = pytest.mark.xdist_group("http_auth_tokens")
 
 

@@ -106,7 +106,7 @@ def servers(tmp_path_factory, lancelot_db):
     running = {name: begun.result() for name, begun in starts.items() if begun.exception() is None}
     try:
         for begun in starts.values():
-            begun.result()
+            begun.result()  # raises what stopped a start
         anyio.run(search, running["deadline"].url)
         yield running
     finally:
