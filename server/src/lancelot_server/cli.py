@@ -105,7 +105,7 @@ def main(
         app.log.warning(wrong)
     server = app.build_server(resolved, store)
     if http_port is not None:
-        from lancelot_server.http import serve
+        from lancelot_server.http import opening, serve
 
         # stdout stays diverted to stderr for the whole run: over HTTP nothing may reach it.
         store.prepare(resolved.table)
@@ -113,7 +113,7 @@ def main(
             serve.serve(
                 server,
                 resolved,
-                host=host or serve.DEFAULT_HOST,
+                host=host or opening.DEFAULT_HOST,
                 port=http_port,
                 log_level=log_level,
                 request_timeout=request_timeout,

@@ -17,12 +17,9 @@ lifespan. Nothing is written to stdout; one JSON log line per request goes to st
 from __future__ import annotations
 
 import asyncio
-import errno
 import signal
 import socket
-from types import FrameType
 
-import click
 import structlog
 import uvicorn
 from starlette.types import Receive, Scope, Send
@@ -35,9 +32,8 @@ from lancelot_server.http import connections
 from lancelot_server.http.connections import Limits, Pool
 from lancelot_server.http.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
 from lancelot_server.http.inflight import MAX_REQUESTS, InFlight
+from lancelot_server.http.opening import DEFAULT_HOST, DEFAULT_PORT, Stops, authentication, listen, url_host
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 3000
 ENDPOINT = "/mcp"
 # How long a stop waits for requests in flight before it cuts them off.
 GRACEFUL_SECONDS = 30
@@ -52,7 +48,7 @@ def http_rules(
     if settings.allowed_hosts is not None:
         hosts: frozenset[str] | None = split_setting(settings.allowed_hosts)
     elif is_loopback(host):
-        hosts = loopback_hosts(port) | {f"{_url_host(host)}:{port}"}
+        hosts = loopback_hosts(port) | {f"{url_host(host)}:{port}"}
     else:
         hosts = None
     return Rules(
@@ -111,7 +107,7 @@ def serve(
     # From here on a stop signal is a clean stop (exit 0), whenever it comes: before uvicorn takes the
     # signals it is kept and served as soon as uvicorn starts; uvicorn re-raises it once its graceful
     # shutdown is done, when it must not kill the process either.
-    stops = _Stops()
+    stops = Stops()
     for stop in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop, stops.keep)
     authenticator = authentication(settings, host, allow_unauthenticated)
@@ -148,7 +144,7 @@ def serve(
     )
     log.info(
         "serving",
-        url=f"http://{_url_host(host)}:{port}{ENDPOINT}",
+        url=f"http://{url_host(host)}:{port}{ENDPOINT}",
         request_timeout=request_timeout,
         max_connections=cap,
         max_requests=max_requests,
@@ -165,32 +161,12 @@ def serve(
     log.info("stopped")
 
 
-async def _serve(server: uvicorn.Server, listener: socket.socket, pool: Pool, stops: _Stops) -> None:
+async def _serve(server: uvicorn.Server, listener: socket.socket, pool: Pool, stops: Stops) -> None:
     # Before anything is accepted: out of file descriptors, asyncio would log a traceback per failed accept.
     asyncio.get_running_loop().set_exception_handler(connections.exception_handler(pool))
     # Asked to stop before uvicorn listened for it: start, then shut down at once.
     server.should_exit = bool(stops.received)
     await server.serve(sockets=[listener])
-
-
-def authentication(settings: Settings, host: str, allow_unauthenticated: bool) -> bearer.Authenticator | None:
-    """The configured authenticator; a ClickException for settings that cannot work, or for a network
-    bind with no auth that the operator did not explicitly allow."""
-    try:
-        authenticator = bearer.from_settings(settings)
-    except bearer.AuthConfigError as exc:
-        raise click.ClickException(f"Cannot start: {exc}.") from None
-    allowed = allow_unauthenticated or settings.auth.allow_unauthenticated
-    if authenticator is None and not is_loopback(host) and not allowed:
-        raise click.ClickException(
-            f"Refusing to serve {_url_host(host)} without authentication: anyone who can reach it could read every "
-            "served table. Set LANCELOT_AUTH_TOKENS or LANCELOT_AUTH_TOKENS_FILE (bearer tokens), or "
-            "LANCELOT_OAUTH_ISSUER and LANCELOT_OAUTH_RESOURCE (OAuth); or, when a proxy in front authenticates, "
-            "pass --allow-unauthenticated (LANCELOT_ALLOW_UNAUTHENTICATED=1)."
-        )
-    if authenticator is None and not is_loopback(host):
-        log.warning("auth_off", reason=f"bound to non-loopback {host} with --allow-unauthenticated")
-    return authenticator
 
 
 def describe(authenticator: bearer.Authenticator | None) -> str:
@@ -199,34 +175,3 @@ def describe(authenticator: bearer.Authenticator | None) -> str:
         return "none"
     modes = [name for name, on in (("tokens", authenticator.static), ("oauth", authenticator.jwt)) if on is not None]
     return "+".join(modes)
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to `host:port`; a ClickException naming the address when it cannot be had."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except socket.gaierror as exc:
-        raise click.ClickException(f"Cannot listen on {host}: the name does not resolve ({exc.strerror}).") from exc
-    listener = socket.socket(family, kind, proto)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind(address)
-    except OSError as exc:
-        listener.close()
-        hint = " Another program is using it: pick another with --http PORT." if exc.errno == errno.EADDRINUSE else ""
-        raise click.ClickException(f"Cannot listen on {_url_host(host)}:{port}: {exc.strerror}.{hint}") from exc
-    return listener
-
-
-class _Stops:
-    """The stop signals received outside uvicorn's own handlers."""
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-
-    def keep(self, signum: int, frame: FrameType | None) -> None:
-        self.received.append(signum)
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
