@@ -4,6 +4,7 @@ through Lance alone (lancedb's import costs more than a second: its REST client'
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 
@@ -62,3 +63,31 @@ def test_a_table_of_local_vectors_loads_its_model_only_for_a_vector_query(tmp_pa
     assert {"onnxruntime", "tokenizers"} <= imported_after(
         start + "assert tools.search('tyre')['searchType'] == 'hybrid'"
     )
+
+
+def test_a_refused_http_start_is_refused_before_the_sdk_uvicorn_or_lance_is_imported(tmp_path, clean_env):
+    # The command's own entry point, the modules it had imported written out as it exits (stdout is stderr
+    # in HTTP mode). Each refusal is the one line a person reads; the auth settings are refused before the
+    # port (taken here) is tried.
+    code = (
+        "import json, sys\nfrom lancelot_server.cli import main\n"
+        "try:\n    main(sys.argv[2:])\n"
+        "finally:\n    open(sys.argv[1], 'w').write(json.dumps(sorted(sys.modules)))"
+    )
+    env = clean_env | {"LANCEDB_PATH": str(tmp_path / "db")}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        refusals = [
+            (["--http", port], {}, f"Error: Cannot listen on 127.0.0.1:{port}: Address already in use."),
+            (["--http", port, "--host", "0.0.0.0"], {}, "Error: Refusing to serve 0.0.0.0 without authentication"),
+            (["--http", port], {"LANCELOT_AUTH_TOKENS": "short"}, "the token is shorter than 16"),
+        ]
+        for number, (arguments, extra, message) in enumerate(refusals):
+            modules = tmp_path / f"modules-{number}.json"
+            command = [sys.executable, "-c", code, str(modules), *arguments]
+            done = subprocess.run(command, env=env | extra, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+            loaded = set(json.loads(modules.read_text(encoding="utf-8")))
+            assert [name for name in ["mcp", "uvicorn", "lancelot_server.app", *HEAVY] if name in loaded] == []

@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 
 import click
+import structlog
 
 from lancelot_server import __version__
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # How long a stopping server waits for the table's background opening (`Store.settle`).
 SETTLE_SECONDS = 30
+
+log = structlog.get_logger("lancelot.server")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -94,18 +97,31 @@ def main(
     # Never fails: a damaged settings file or unreadable keychain is a warning; the environment still applies.
     resolved = settings.load(os.environ)
 
-    from lancelot_server import app
     from lancelot_server.storage.store import Store
 
     for problem in resolved.warnings:
-        app.log.warning(problem)
+        log.warning(problem)
     store = Store(resolved.db_path, resolved.storage)
     # A stat or two, never Lance: a server started in the wrong place says so at once, not at the first search.
     if (wrong := store.problem(resolved.table)) is not None:
-        app.log.warning(wrong)
-    server = app.build_server(resolved, store)
+        log.warning(wrong)
+    opened = None
     if http_port is not None:
-        from lancelot_server.http import opening, serve
+        from lancelot_server.http import opening
+
+        # Before the SDK's import: a refused start is refused at once (http/opening.py says why).
+        opened = opening.open_port(
+            resolved,
+            host or opening.DEFAULT_HOST,
+            http_port,
+            allow_unauthenticated=allow_unauthenticated,
+            log_level=log_level,
+        )
+    from lancelot_server import app
+
+    server = app.build_server(resolved, store)
+    if opened is not None:
+        from lancelot_server.http import serve
 
         # stdout stays diverted to stderr for the whole run: over HTTP nothing may reach it.
         store.prepare(resolved.table)
@@ -113,18 +129,15 @@ def main(
             serve.serve(
                 server,
                 resolved,
-                host=host or opening.DEFAULT_HOST,
-                port=http_port,
-                log_level=log_level,
+                opened,
                 request_timeout=request_timeout,
                 max_connections=max_connections,
                 max_requests=max_requests,
-                allow_unauthenticated=allow_unauthenticated,
             )
         finally:
             store.settle(SETTLE_SECONDS)
         return
-    app.log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
+    log.info("serving over stdio", db=resolved.db_path, table=resolved.table, version=__version__)
     diversion.hand_back()
     # Once the transport holds stdout, Lance's import and the table's opening go on in the background while
     # the client's handshake (and, in an assistant, the person's first question) comes in.

@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import MCPServer
 from lancelot_schema.settings import resolve
-from lancelot_server.http import serve
+from lancelot_server.http import opening, serve
 
 server = MCPServer("slow")
 
@@ -35,7 +35,8 @@ async def slow(seconds: float) -> str:
     await anyio.sleep(seconds)
     return "done"
 
-serve.serve(server, resolve({}), port=int(sys.argv[1]))
+settings = resolve({})
+serve.serve(server, settings, opening.open_port(settings, port=int(sys.argv[1])))
 """
 
 

@@ -1,14 +1,22 @@
-"""What `lancelot --http` checks and takes before it serves: the auth settings, the address, the stop signals."""
+"""What `lancelot --http` checks and takes before it serves: the auth settings, the address, the stop signals.
+
+All of it before the server imports the MCP SDK, most of a start's CPU (docs/decisions.md, "The suite's CPU,
+seventh pass"): a setting that cannot work or a taken port is refused at once, and a stop signal that comes
+while the rest loads is a clean stop. No SDK, uvicorn or Lance here (an import contract holds it).
+"""
 
 from __future__ import annotations
 
 import errno
+import signal
 import socket
+from dataclasses import dataclass
 from types import FrameType
 
 import click
 import structlog
 
+from lancelot_schema import logs
 from lancelot_schema.settings import Settings
 from lancelot_server.auth import bearer
 from lancelot_server.http.guard import is_loopback
@@ -17,6 +25,39 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 3000
 
 log = structlog.get_logger("lancelot.http")
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A server's address, bound; its callers' check; the stop signals kept until uvicorn takes them."""
+
+    host: str
+    port: int
+    listener: socket.socket
+    authenticator: bearer.Authenticator | None
+    stops: Stops
+
+
+def open_port(
+    settings: Settings,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    allow_unauthenticated: bool = False,
+    log_level: str = "INFO",
+) -> Opening:
+    """JSON log lines from here on, the stop signals kept, the auth settings checked, `host:port` bound; a
+    ClickException for a setting that cannot work or an address that cannot be had."""
+    logs.configure(log_level, json=True)
+    # From here on a stop signal is a clean stop (exit 0), whenever it comes: before uvicorn takes the
+    # signals it is kept and served as soon as uvicorn starts; uvicorn re-raises it once its graceful
+    # shutdown is done, when it must not kill the process either.
+    stops = Stops()
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, stops.keep)
+    authenticator = authentication(settings, host, allow_unauthenticated)
+    # Bound first: a taken port or unknown host is one clear error, with no log line claiming to serve.
+    return Opening(host, port, listen(host, port), authenticator, stops)
 
 
 def authentication(settings: Settings, host: str, allow_unauthenticated: bool) -> bearer.Authenticator | None:

@@ -24,7 +24,6 @@ import structlog
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from lancelot_schema import logs
 from lancelot_schema.settings import Settings
 from lancelot_server import app
 from lancelot_server.auth import bearer
@@ -32,7 +31,7 @@ from lancelot_server.http import connections
 from lancelot_server.http.connections import Limits, Pool
 from lancelot_server.http.guard import Guard, Rules, is_loopback, loopback_hosts, split_setting
 from lancelot_server.http.inflight import MAX_REQUESTS, InFlight
-from lancelot_server.http.opening import DEFAULT_HOST, DEFAULT_PORT, Stops, authentication, listen, url_host
+from lancelot_server.http.opening import Opening, Stops, url_host
 
 ENDPOINT = "/mcp"
 # How long a stop waits for requests in flight before it cuts them off.
@@ -90,29 +89,17 @@ class HttpApp:
 def serve(
     server: app.Server,
     settings: Settings,
+    opened: Opening,
     *,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
-    log_level: str = "INFO",
     request_timeout: float = connections.REQUEST_TIMEOUT_S,
     max_connections: int | None = None,
     max_requests: int = MAX_REQUESTS,
-    allow_unauthenticated: bool = False,
 ) -> None:
-    """Serve `server` on `http://host:port/mcp` until SIGTERM or SIGINT.
+    """Serve `server` on the address `opened` holds, at /mcp, until SIGTERM or SIGINT.
 
     `max_connections` None: the default cap, lowered to half the file-descriptor limit when that is less.
     """
-    logs.configure(log_level, json=True)
-    # From here on a stop signal is a clean stop (exit 0), whenever it comes: before uvicorn takes the
-    # signals it is kept and served as soon as uvicorn starts; uvicorn re-raises it once its graceful
-    # shutdown is done, when it must not kill the process either.
-    stops = Stops()
-    for stop in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(stop, stops.keep)
-    authenticator = authentication(settings, host, allow_unauthenticated)
-    # Bound first: a taken port or unknown host is one clear error, with no log line claiming to serve.
-    listener = listen(host, port)
+    host, port, authenticator = opened.host, opened.port, opened.authenticator
     fd_limit = connections.raise_fd_limit()
     cap, fits = connections.connection_cap(max_connections, fd_limit)
     if not fits:
@@ -153,7 +140,7 @@ def serve(
     )
     # asyncio's own loop (uvicorn would take uvloop when installed): its accept loop's reports are the
     # ones `connections.exception_handler` knows.
-    asyncio.run(_serve(uvicorn.Server(config), listener, pool, stops))
+    asyncio.run(_serve(uvicorn.Server(config), opened.listener, pool, opened.stops))
     # Stopped: a stop signal arriving now (a supervisor's second SIGTERM) must not kill the exit. Python
     # restores the default action of the handlers it set when it finalizes, but leaves an ignore in place.
     for stop in (signal.SIGINT, signal.SIGTERM):
