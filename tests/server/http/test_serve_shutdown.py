@@ -36,7 +36,7 @@ async def slow(seconds: float) -> str:
     return "done"
 
 settings = resolve({})
-serve.serve(server, settings, opening.open_port(settings, port=int(sys.argv[1])))
+serve.serve(server, settings, opening.open_port(settings, "127.0.0.1", int(sys.argv[1])))
 """
 
 

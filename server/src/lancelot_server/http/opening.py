@@ -22,7 +22,6 @@ from lancelot_server.auth import bearer
 from lancelot_server.http.guard import is_loopback
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 3000
 
 log = structlog.get_logger("lancelot.http")
 
@@ -40,8 +39,8 @@ class Opening:
 
 def open_port(
     settings: Settings,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
+    host: str,
+    port: int,
     *,
     allow_unauthenticated: bool = False,
     log_level: str = "INFO",
