@@ -14,30 +14,33 @@ AWS_REGION and keys; instance metadata is switched off so that no test ever asks
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 REGION = "us-east-1"
 # Runs in the child: moto's app on a free port, which it prints, then serves until killed. Each request may
-# wait `latency` seconds first (what a round trip to a real bucket costs; `PUT /_latency?seconds=S` changes it),
-# and is written to `log` when given, with its conditions (the commit protocol's create-only PUT carries
-# `If-None-Match: *`) and its byte range. A conditional PUT is served whole under one lock: moto checks the
-# condition, then writes, and two threads could both pass the check (two indexers both took one bucket's lock
-# under load); S3 does both as one step. moto lists its own package folder (a stat of each of its ~180
-# services) on every request to find the service a host names; the list never changes while it serves, so it
-# is read once (docs/decisions.md, "The suite's CPU, fifth pass").
+# wait `latency` seconds first (what a round trip to a real bucket costs; `PUT /_latency?seconds=S` changes it);
+# after `PUT /_hold?part=P`, one whose path contains P waits until `PUT /_hold?part=` ends the hold (a minute at
+# most, so that nothing hangs). Each is written to `log` when given, with its conditions (the commit protocol's
+# create-only PUT carries `If-None-Match: *`) and its byte range. A conditional PUT is served whole under one
+# lock: moto checks the condition, then writes, and two threads could both pass the check (two indexers both
+# took one bucket's lock under load); S3 does both as one step. moto lists its own package folder (a stat of
+# each of its ~180 services) on every request to find the service a host names; the list never changes while
+# it serves, so it is read once (docs/decisions.md, "The suite's CPU, fifth pass").
 _SERVE = """
-import sys, threading, time
+import sys, threading, time, urllib.parse
 from werkzeug.serving import make_server
 from moto import backends
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
@@ -46,6 +49,7 @@ services = tuple(backends.list_of_moto_modules())
 backends.list_of_moto_modules = lambda: services
 
 latency, log = [float(sys.argv[1])], sys.argv[2]
+held, released = [""], threading.Event()
 conditional = threading.Lock()
 moto = DomainDispatcherApplication(create_backend_app)
 written = open(log, "a", encoding="utf-8", buffering=1) if log else None
@@ -55,6 +59,16 @@ def app(environ, start_response):
         latency[0] = float(environ["QUERY_STRING"].removeprefix("seconds="))
         start_response("204 No Content", [])
         return [b""]
+    if environ["PATH_INFO"] == "/_hold":  # the tests' own too
+        held[0] = urllib.parse.unquote(environ["QUERY_STRING"].removeprefix("part="))
+        if held[0]:
+            released.clear()
+        else:
+            released.set()
+        start_response("204 No Content", [])
+        return [b""]
+    if held[0] and held[0] in environ["PATH_INFO"]:
+        released.wait(60)
     if not environ["PATH_INFO"].startswith("/moto-api"):
         if latency[0]:
             time.sleep(latency[0])
@@ -135,7 +149,20 @@ class S3Server:
 
     def slow_down(self, latency_ms: float) -> None:
         """From now on each request waits `latency_ms` first (set up a bucket at full speed, then slow it)."""
-        request = urllib.request.Request(f"{self.endpoint}/_latency?seconds={latency_ms / 1000}", method="PUT")
+        self._control(f"/_latency?seconds={latency_ms / 1000}")
+
+    @contextlib.contextmanager
+    def hold(self, part: str) -> Iterator[None]:
+        """While the block runs, each request whose path contains `part` waits (answered, or refused, once it
+        ends): a reader caught in the middle of reading those objects, whatever the machine's speed."""
+        self._control(f"/_hold?part={urllib.parse.quote(part)}")
+        try:
+            yield
+        finally:
+            self._control("/_hold?part=")
+
+    def _control(self, path: str) -> None:
+        request = urllib.request.Request(self.endpoint + path, method="PUT")
         with urllib.request.urlopen(request, timeout=10) as answer:
             assert answer.status == 204
 

@@ -67,3 +67,22 @@ def test_a_server_slowed_down_makes_each_request_wait_from_then_on():
         started = time.perf_counter()
         client.head_bucket(Bucket=bucket)
         assert time.perf_counter() - started >= 0.3
+
+
+def test_a_held_request_waits_for_the_hold_to_end_and_meets_the_policy_then(s3_server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    admin, bucket = s3_server.client(), s3_server.bucket()
+    for key in ("db/held", "db/free"):
+        admin.put_object(Bucket=bucket, Key=key, Body=b"x")
+    reader = s3_server.user("reader", read_only_policy(bucket, "db"))
+    client = s3_server.client(reader)
+    with ThreadPoolExecutor(1) as pool:
+        with s3_server.hold("db/held"):
+            waiting = pool.submit(client.get_object, Bucket=bucket, Key="db/held")
+            assert client.get_object(Bucket=bucket, Key="db/free")["Body"].read() == b"x"  # other paths answered
+            assert not waiting.done()
+            s3_server.deny(reader)
+        with pytest.raises(ClientError) as caught:
+            waiting.result(timeout=30)  # answered once the hold ended, under the policy of that moment
+    assert code(caught) == "AccessDenied"

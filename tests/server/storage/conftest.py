@@ -29,5 +29,6 @@ def s3_tools(s3_server, aws_env):
         return made[-1]
 
     yield make
-    for tools in made:
+    for tools in made:  # no thread left reading from a bucket: one still inside Lance at exit can abort the process
+        tools.store.settle(30)
         tools.close()

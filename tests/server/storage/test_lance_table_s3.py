@@ -200,31 +200,26 @@ def test_a_stopping_server_waits_for_the_indexes_loading(s3_server, s3_db, s3_to
     tools = s3_tools(s3_db)
     s3_server.slow_down(100)  # the indexes take a second or more to load: still loading when settle is called
     try:
-        table = tools.store.table("documents")  # opened: its indexes loading in the background
-        assert not table.loaded_ahead(0)
+        with s3_server.hold("/_indices/"):
+            table = tools.store.table("documents")  # opened: its indexes loading in the background
+            assert not table.loaded_ahead(0)
         tools.store.settle(30)
         assert table.loaded_ahead(0)
     finally:
         s3_server.slow_down(0)
 
 
-def test_a_bucket_that_fails_while_the_indexes_load_is_one_line(lancelot_db, aws_env):
-    with S3Server() as server:
-        uri = server.database(lancelot_db)
-        bucket, prefix = uri.removeprefix("s3://").split("/", 1)
-        reader = server.user("lancelot-server", read_only_policy(bucket, prefix))
-        aws_env(server.env(reader))
-        settings = resolve({**server.env(reader), "LANCEDB_PATH": uri, "LANCELOT_REFRESH_SECONDS": "3600"})
-        tools = Tools(Store(settings.db_path, settings.storage), settings)
-        try:
-            server.slow_down(100)  # the indexes take a second to load: the refusal comes in the middle
-            table = tools.store.table("documents")
-            server.deny(reader)
-            assert not table.loaded_ahead(0)
-            with pytest.raises(StorageError) as caught:
-                tools.search("degreaser", mode="text")
-            message = str(caught.value)
-            assert "\n" not in message and uri in message and "AccessDenied" in message
-            assert "LanceError" not in message and "Traceback" not in message
-        finally:
-            tools.close()
+def test_a_bucket_that_fails_while_the_indexes_load_is_one_line(s3_server, lancelot_db, s3_tools):
+    uri = s3_server.database(lancelot_db)
+    bucket, prefix = uri.removeprefix("s3://").split("/", 1)
+    reader = s3_server.user("lancelot-server", read_only_policy(bucket, prefix))
+    tools = s3_tools(uri, reader, LANCELOT_REFRESH_SECONDS="3600")
+    with s3_server.hold("/_indices/"):  # the refusal comes in the middle of the indexes' loading
+        table = tools.store.table("documents")
+        assert not table.loaded_ahead(0)
+        s3_server.deny(reader)
+    with pytest.raises(StorageError) as caught:
+        tools.search("degreaser", mode="text")
+    message = str(caught.value)
+    assert "\n" not in message and uri in message and "AccessDenied" in message
+    assert "LanceError" not in message and "Traceback" not in message
