@@ -404,11 +404,9 @@ def test_two_indexers_writing_one_bucket_at_once_one_succeeds_and_the_other_is_r
     editions = {
         name: pages(tmp_path / name, files=30, edition=n, word=name) for n, name in enumerate(["red", "blue"], 1)
     }
-    # A round trip of 30 ms a request: the winner's run (over a hundred requests) then outlasts the seconds
-    # by which a loaded machine may start the other later (without it, under load, the two once ran one
-    # after the other and both succeeded).
-    s3_server.slow_down(30)
-    try:
+    # Each indexer's first request for the lock waits until both have made it: they then take it at the same
+    # moment, whatever a loaded machine's delay in starting one (a latency once had to cover that, and could not).
+    with s3_server.hold(f"/{lease.NAME}/") as waiting:
         started = [
             subprocess.Popen(
                 [BIN / "lancelot-index", "--quiet", docs, uri],
@@ -419,12 +417,15 @@ def test_two_indexers_writing_one_bucket_at_once_one_succeeds_and_the_other_is_r
             )
             for docs in editions.values()
         ]
-        outcomes = {
-            name: (*process.communicate(timeout=300), process.returncode)
-            for name, process in zip(editions, started, strict=True)
-        }
-    finally:
-        s3_server.slow_down(0)
+        deadline = time.monotonic() + 120
+        while waiting() < 2:
+            assert all(process.poll() is None for process in started), [p.communicate() for p in started]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    outcomes = {
+        name: (*process.communicate(timeout=300), process.returncode)
+        for name, process in zip(editions, started, strict=True)
+    }
     codes = sorted(code for _, _, code in outcomes.values())
     assert codes == [0, 1], outcomes
     (winner,) = [name for name, (_, _, code) in outcomes.items() if code == 0]

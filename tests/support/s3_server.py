@@ -24,7 +24,7 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,12 +33,13 @@ REGION = "us-east-1"
 # Runs in the child: moto's app on a free port, which it prints, then serves until killed. Each request may
 # wait `latency` seconds first (what a round trip to a real bucket costs; `PUT /_latency?seconds=S` changes it);
 # after `PUT /_hold?part=P`, one whose path contains P waits until `PUT /_hold?part=` ends the hold (a minute at
-# most, so that nothing hangs). Each is written to `log` when given, with its conditions (the commit protocol's
-# create-only PUT carries `If-None-Match: *`) and its byte range. A conditional PUT is served whole under one
-# lock: moto checks the condition, then writes, and two threads could both pass the check (two indexers both
-# took one bucket's lock under load); S3 does both as one step. moto lists its own package folder (a stat of
-# each of its ~180 services) on every request to find the service a host names; the list never changes while
-# it serves, so it is read once (docs/decisions.md, "The suite's CPU, fifth pass").
+# most, so that nothing hangs; `GET /_hold` counts those waiting). Each is written to `log` when given, with its
+# conditions (the commit protocol's create-only PUT carries `If-None-Match: *`) and its byte range. A
+# conditional PUT is served whole under one lock: moto checks the condition, then writes, and two threads could
+# both pass the check (two indexers both took one bucket's lock under load); S3 does both as one step. moto
+# lists its own package folder (a stat of each of its ~180 services) on every request to find the service a
+# host names; the list never changes while it serves, so it is read once (docs/decisions.md, "The suite's CPU,
+# fifth pass").
 _SERVE = """
 import sys, threading, time, urllib.parse
 from werkzeug.serving import make_server
@@ -49,7 +50,8 @@ services = tuple(backends.list_of_moto_modules())
 backends.list_of_moto_modules = lambda: services
 
 latency, log = [float(sys.argv[1])], sys.argv[2]
-held, released = [""], threading.Event()
+held, released, waiting = [""], threading.Event(), [0]
+counting = threading.Lock()
 conditional = threading.Lock()
 moto = DomainDispatcherApplication(create_backend_app)
 written = open(log, "a", encoding="utf-8", buffering=1) if log else None
@@ -59,7 +61,10 @@ def app(environ, start_response):
         latency[0] = float(environ["QUERY_STRING"].removeprefix("seconds="))
         start_response("204 No Content", [])
         return [b""]
-    if environ["PATH_INFO"] == "/_hold":  # the tests' own too
+    if environ["PATH_INFO"] == "/_hold" and environ["REQUEST_METHOD"] == "GET":  # the tests' own too
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [str(waiting[0]).encode()]
+    if environ["PATH_INFO"] == "/_hold":
         held[0] = urllib.parse.unquote(environ["QUERY_STRING"].removeprefix("part="))
         if held[0]:
             released.clear()
@@ -68,7 +73,11 @@ def app(environ, start_response):
         start_response("204 No Content", [])
         return [b""]
     if held[0] and held[0] in environ["PATH_INFO"]:
+        with counting:
+            waiting[0] += 1
         released.wait(60)
+        with counting:
+            waiting[0] -= 1
     if not environ["PATH_INFO"].startswith("/moto-api"):
         if latency[0]:
             time.sleep(latency[0])
@@ -152,14 +161,19 @@ class S3Server:
         self._control(f"/_latency?seconds={latency_ms / 1000}")
 
     @contextlib.contextmanager
-    def hold(self, part: str) -> Iterator[None]:
+    def hold(self, part: str) -> Iterator[Callable[[], int]]:
         """While the block runs, each request whose path contains `part` waits (answered, or refused, once it
-        ends): a reader caught in the middle of reading those objects, whatever the machine's speed."""
+        ends): a reader caught in the middle of reading those objects, or two writers at one step, whatever the
+        machine's speed. It gives how many requests wait now."""
         self._control(f"/_hold?part={urllib.parse.quote(part)}")
         try:
-            yield
+            yield self._waiting
         finally:
             self._control("/_hold?part=")
+
+    def _waiting(self) -> int:
+        with urllib.request.urlopen(f"{self.endpoint}/_hold", timeout=10) as answer:
+            return int(answer.read())
 
     def _control(self, path: str) -> None:
         request = urllib.request.Request(self.endpoint + path, method="PUT")

@@ -78,11 +78,15 @@ def test_a_held_request_waits_for_the_hold_to_end_and_meets_the_policy_then(s3_s
     reader = s3_server.user("reader", read_only_policy(bucket, "db"))
     client = s3_server.client(reader)
     with ThreadPoolExecutor(1) as pool:
-        with s3_server.hold("db/held"):
+        with s3_server.hold("db/held") as held:
             waiting = pool.submit(client.get_object, Bucket=bucket, Key="db/held")
             assert client.get_object(Bucket=bucket, Key="db/free")["Body"].read() == b"x"  # other paths answered
+            deadline = time.monotonic() + 30
+            while held() < 1:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
             assert not waiting.done()
             s3_server.deny(reader)
         with pytest.raises(ClientError) as caught:
             waiting.result(timeout=30)  # answered once the hold ended, under the policy of that moment
-    assert code(caught) == "AccessDenied"
+    assert code(caught) == "AccessDenied" and held() == 0
